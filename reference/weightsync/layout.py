@@ -1,0 +1,145 @@
+"""Naming weights, checking them against the manifest, packing them into a slot.
+
+Every tensor of one version sits in one flat byte buffer per device, each at an
+offset aligned to ALIGN bytes (LAYOUT-1), so a whole model costs one shared
+allocation and an update is one batched copy (LAYOUT-2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import torch
+from torch import nn
+
+from .errors import WeightsMismatchError
+from .protocol import Entry
+
+ALIGN = 64
+_MAX_LISTED = 8
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def dtype_of(name: str) -> torch.dtype:
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise WeightsMismatchError(f"unknown dtype {name!r} in manifest")
+    return dtype
+
+
+def flatten(weights: object, *, detach: bool = True) -> dict[str, torch.Tensor]:
+    """Name -> tensor for an nn.Module (its state_dict), a TensorDict or a mapping.
+
+    A sender reads module parameters detached: a module is the natural way to
+    pass weights that require grad, while a mapping value that requires grad is
+    rejected (BAD-3). A receiver keeps the parameter objects (`detach=False`)
+    so that it can write into them or rebind them.
+    """
+    if isinstance(weights, nn.Module):
+        sd = weights.state_dict(keep_vars=True)
+        return {k: v.detach() for k, v in sd.items()} if detach else dict(sd)
+    try:
+        from tensordict import TensorDictBase
+    except ImportError:  # pragma: no cover - tensordict is a dependency
+        TensorDictBase = ()
+    if isinstance(weights, TensorDictBase):
+        flat: dict[str, torch.Tensor] = {}
+        for key, value in weights.items(include_nested=True, leaves_only=True):
+            name = ".".join(key) if isinstance(key, tuple) else key
+            if name in flat:
+                raise WeightsMismatchError(f"duplicate name {name!r} after flattening nested keys (BAD-1)")
+            flat[name] = value
+        return flat
+    if isinstance(weights, Mapping):
+        flat = {}
+        for name, value in weights.items():
+            if not isinstance(name, str):
+                raise WeightsMismatchError(f"weight names must be str, got {name!r} (BAD-1)")
+            if not isinstance(value, torch.Tensor):
+                raise WeightsMismatchError(f"{name!r} is a {type(value).__name__}, not a tensor (BAD-2)")
+            flat[name] = value
+        return flat
+    raise TypeError(
+        f"weights must be an nn.Module, a TensorDict or a Mapping[str, Tensor], not {type(weights).__name__}"
+    )
+
+
+def _check_tensor(name: str, t: torch.Tensor) -> None:
+    if t.layout != torch.strided:
+        raise WeightsMismatchError(f"{name!r} has layout {t.layout}; only dense tensors can be synced (BAD-2)")
+    if t.requires_grad:
+        raise WeightsMismatchError(
+            f"{name!r} requires grad; pass tensor.detach() or the nn.Module itself (BAD-3)"
+        )
+
+
+def make_manifest(flat: Mapping[str, torch.Tensor]) -> tuple[Entry, ...]:
+    """The manifest of `flat`, in its order, with aligned offsets per device."""
+    entries = []
+    ends: dict[str, int] = {}
+    for name, t in flat.items():
+        _check_tensor(name, t)
+        device = str(t.device)
+        nbytes = t.numel() * t.element_size()
+        offset = ends.get(device, 0)
+        entries.append(Entry(name, dtype_name(t.dtype), tuple(t.shape), device, offset, nbytes))
+        ends[device] = offset + -(-nbytes // ALIGN) * ALIGN
+    return tuple(entries)
+
+
+def slot_nbytes(manifest: Sequence[Entry], device: str) -> int:
+    """Bytes of one slot on `device`, at least ALIGN so that a buffer always exists."""
+    end = max((e.offset + e.nbytes for e in manifest if e.device == device), default=0)
+    return max(ALIGN, -(-end // ALIGN) * ALIGN)
+
+
+class Checker:
+    """Checks weights against a manifest before any shared byte changes (BAD-1, BAD-2, BAD-3)."""
+
+    def __init__(self, manifest: Sequence[Entry]):
+        self.manifest = tuple(manifest)
+        self.names = [e.name for e in manifest]
+        self._expect = [(dtype_of(e.dtype), torch.Size(e.shape), torch.device(e.device)) for e in manifest]
+
+    def ordered(self, flat: Mapping[str, torch.Tensor], *, allow_grad: bool = False) -> list[torch.Tensor]:
+        """The tensors of `flat` in manifest order, or WeightsMismatchError listing every problem."""
+        problems: list[str] = []
+        if len(flat) != len(self.names) or any(n not in flat for n in self.names):
+            missing = [n for n in self.names if n not in flat]
+            unknown = [n for n in flat if n not in set(self.names)]
+            if missing:
+                problems.append(f"missing {missing[:_MAX_LISTED]}")
+            if unknown:
+                problems.append(f"unknown {unknown[:_MAX_LISTED]}")
+            raise WeightsMismatchError("names differ from the manifest: " + "; ".join(problems) + " (BAD-1)")
+        out = []
+        for name, (dtype, shape, device) in zip(self.names, self._expect):
+            t = flat[name]
+            if t.dtype != dtype or t.shape != shape or t.device != device:
+                problems.append(
+                    f"{name!r} is {dtype_name(t.dtype)}{list(t.shape)} on {t.device}, "
+                    f"expected {dtype_name(dtype)}{list(shape)} on {device}"
+                )
+            elif t.layout != torch.strided or (t.requires_grad and not allow_grad):
+                try:
+                    _check_tensor(name, t)
+                except WeightsMismatchError as e:
+                    problems.append(str(e))
+            out.append(t)
+            if len(problems) >= _MAX_LISTED:
+                break
+        if problems:
+            raise WeightsMismatchError("weights do not match the manifest: " + "; ".join(problems) + " (BAD-2)")
+        return out
+
+
+def views(buffer: torch.Tensor, manifest: Sequence[Entry]) -> list[torch.Tensor]:
+    """Typed views into a slot's byte buffer, one per manifest entry."""
+    out = []
+    for e in manifest:
+        raw = buffer[e.offset : e.offset + e.nbytes]
+        out.append(raw.view(dtype_of(e.dtype)).view(e.shape))
+    return out

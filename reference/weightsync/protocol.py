@@ -1,0 +1,159 @@
+"""Messages and state machines of the protocol, with no torch and no I/O.
+
+This module mirrors spec/03-messages.md and spec/04-state-machines.md: the
+tables below and the tables there should read alike (SM-S-*, SM-R-*). The
+Sender and Receiver drive these machines over a transport.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from .errors import ProtocolError
+
+PROTOCOL_VERSION = "1.0"
+OK = "ok"
+ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One named array of the manifest and where it sits inside a slot (LAYOUT-1)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    device: str
+    offset: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class SlotInfo:
+    """A buffer slot; its handle (a file descriptor here) travels beside the message."""
+
+    slot: int
+    device: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Init:
+    protocol: str
+    receiver: int
+    manifest: tuple[Entry, ...]
+    slots: tuple[SlotInfo, ...]
+    version: int
+    slot: int
+
+
+@dataclass(frozen=True)
+class Ready:
+    receiver: int
+    version: int | None
+    status: str
+    detail: str = ""
+    holds_slot: bool = False
+
+
+@dataclass(frozen=True)
+class Receive:
+    version: int
+    slot: int
+    new_slots: tuple[SlotInfo, ...] = ()
+
+
+@dataclass(frozen=True)
+class Stop:
+    pass
+
+
+@dataclass(frozen=True)
+class Ack:
+    receiver: int
+    version: int
+    status: str
+    detail: str = ""
+
+
+MESSAGES = (Init, Ready, Receive, Stop, Ack)
+
+
+class PeerState(str, Enum):
+    """The sender's view of one receiver (SM-S)."""
+
+    UNCONNECTED = "unconnected"
+    CONNECTING = "connecting"
+    LIVE = "live"
+    FAILED = "failed"
+    GONE = "gone"
+    STOPPED = "stopped"
+
+
+class ReceiverState(str, Enum):
+    """A receiver's own state (SM-R)."""
+
+    NEW = "new"
+    LIVE = "live"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    CLOSED = "closed"
+
+
+_P = PeerState
+SENDER_TABLE: dict[tuple[PeerState, str], PeerState] = {
+    (_P.UNCONNECTED, "send Init"): _P.CONNECTING,
+    (_P.CONNECTING, "recv Ready(ok)"): _P.LIVE,
+    (_P.CONNECTING, "recv Ready(error)"): _P.FAILED,
+    (_P.LIVE, "send Receive"): _P.LIVE,
+    (_P.LIVE, "recv Ack"): _P.LIVE,
+    (_P.UNCONNECTED, "send Stop"): _P.STOPPED,
+    (_P.CONNECTING, "send Stop"): _P.STOPPED,
+    (_P.LIVE, "send Stop"): _P.STOPPED,
+    (_P.UNCONNECTED, "channel closed"): _P.GONE,
+    (_P.CONNECTING, "channel closed"): _P.GONE,
+    (_P.LIVE, "channel closed"): _P.GONE,
+    (_P.FAILED, "channel closed"): _P.FAILED,
+    (_P.GONE, "new handle"): _P.UNCONNECTED,
+    (_P.FAILED, "new handle"): _P.UNCONNECTED,
+    (_P.CONNECTING, "new handle"): _P.UNCONNECTED,
+}
+
+_R = ReceiverState
+RECEIVER_TABLE: dict[tuple[ReceiverState, str], ReceiverState] = {
+    (_R.NEW, "recv Init(match)"): _R.LIVE,
+    (_R.NEW, "recv Init(mismatch)"): _R.FAILED,
+    (_R.NEW, "recv Stop"): _R.STOPPED,
+    (_R.NEW, "channel closed"): _R.STOPPED,
+    (_R.LIVE, "recv Receive"): _R.LIVE,
+    (_R.LIVE, "recv Stop"): _R.STOPPED,
+    (_R.LIVE, "channel closed"): _R.STOPPED,
+    (_R.FAILED, "recv Stop"): _R.FAILED,
+    (_R.FAILED, "channel closed"): _R.FAILED,
+    (_R.NEW, "close"): _R.CLOSED,
+    (_R.LIVE, "close"): _R.CLOSED,
+    (_R.FAILED, "close"): _R.CLOSED,
+    (_R.STOPPED, "close"): _R.CLOSED,
+    (_R.CLOSED, "close"): _R.CLOSED,
+}
+
+
+def step(table: dict, state: Enum, event: str, who: str = "") -> Enum:
+    """The next state, or ProtocolError naming the state and the event (SM-S-9, SM-R-7)."""
+    try:
+        return table[(state, event)]
+    except KeyError:
+        where = f"{who}: " if who else ""
+        raise ProtocolError(
+            f"{where}event {event!r} is illegal in state {state.value!r}"
+        ) from None
+
+
+def message_event(msg: object) -> str:
+    """The table event for a received message (status folded in for Ready)."""
+    if isinstance(msg, Ready):
+        return f"recv Ready({msg.status})"
+    if isinstance(msg, MESSAGES):
+        return f"recv {type(msg).__name__}"
+    raise ProtocolError(f"unknown message {msg!r} (MSG-3)")
