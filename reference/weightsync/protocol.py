@@ -7,6 +7,7 @@ Sender and Receiver drive these machines over a transport.
 
 from __future__ import annotations
 
+import marshal
 from dataclasses import dataclass
 from enum import Enum
 
@@ -78,6 +79,52 @@ class Ack:
 
 
 MESSAGES = (Init, Ready, Receive, Stop, Ack)
+
+
+def encode(msg: object) -> bytes:
+    """A message as bytes: a marshal'd tuple of plain values, never code (MSG-3)."""
+    t = type(msg)
+    if t is Receive:
+        wire = ("Receive", msg.version, msg.slot, tuple(_slot_wire(s) for s in msg.new_slots))
+    elif t is Ack:
+        wire = ("Ack", msg.receiver, msg.version, msg.status, msg.detail)
+    elif t is Ready:
+        wire = ("Ready", msg.receiver, msg.version, msg.status, msg.detail, msg.holds_slot)
+    elif t is Stop:
+        wire = ("Stop",)
+    elif t is Init:
+        manifest = tuple((e.name, e.dtype, e.shape, e.device, e.offset, e.nbytes) for e in msg.manifest)
+        slots = tuple(_slot_wire(s) for s in msg.slots)
+        wire = ("Init", msg.protocol, msg.receiver, manifest, slots, msg.version, msg.slot)
+    else:
+        raise ProtocolError(f"not a protocol message: {msg!r} (MSG-1)")
+    return marshal.dumps(wire)
+
+
+def _slot_wire(s: SlotInfo) -> tuple:
+    return (s.slot, s.device, s.nbytes)
+
+
+def decode(data: bytes) -> object:
+    """The message encoded in `data`, or ProtocolError for anything else (MSG-3)."""
+    try:
+        wire = marshal.loads(data)
+        kind, fields = wire[0], wire[1:]
+        if kind == "Receive":
+            return Receive(fields[0], fields[1], tuple(SlotInfo(*s) for s in fields[2]))
+        if kind == "Ack":
+            return Ack(*fields)
+        if kind == "Ready":
+            return Ready(*fields)
+        if kind == "Stop" and not fields:
+            return Stop()
+        if kind == "Init":
+            protocol, receiver, manifest, slots, version, slot = fields
+            entries = tuple(Entry(n, d, tuple(sh), dev, off, nb) for n, d, sh, dev, off, nb in manifest)
+            return Init(protocol, receiver, entries, tuple(SlotInfo(*s) for s in slots), version, slot)
+    except (ValueError, TypeError, IndexError, EOFError) as e:
+        raise ProtocolError(f"undecodable message ({e}) (MSG-3)") from None
+    raise ProtocolError(f"unknown message type {kind!r} (MSG-3)")
 
 
 class PeerState(str, Enum):

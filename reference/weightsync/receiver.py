@@ -6,6 +6,7 @@ import logging
 import os
 import threading
 from contextlib import contextmanager
+from multiprocessing import connection
 from types import MappingProxyType
 
 import torch
@@ -118,7 +119,10 @@ class Receiver:
         self.mode = mode
         self.zero_copy = zero_copy
         self._target = target
-        self._channel = transport.Channel(handle.conn)
+        # Our own copy of the descriptor: the handle's may be the sender's copy when
+        # both live in one process, and the sender closes that one at connect.
+        self._channel = transport.Channel(connection.Connection(os.dup(handle.conn.fileno())))
+        handle.conn.close()
         self._state = _S.NEW
         self._version: int | None = None
         self._buffers: dict[int, transport.SharedBuffer] = {}
@@ -351,11 +355,9 @@ class Receiver:
                 return newest
 
     def _run(self) -> None:
-        from multiprocessing import connection
-
         try:
             while not self._closing:
-                ready = connection.wait([self._channel.conn, self._wake_r])
+                ready = transport.wait([self._channel, self._wake_r], None)
                 if self._closing or self._wake_r in ready:
                     return
                 msg = self._take()

@@ -11,9 +11,10 @@ A slot's bytes live in an anonymous memfd mapped into each process: no name in
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
-import pickle
+import select
 import socket
 import time
 import warnings
@@ -21,19 +22,7 @@ from multiprocessing import connection, reduction
 
 import torch
 
-from .errors import ProtocolError
-
-_ALLOWED = {"weightsync.protocol"}
-
-
-class _Unpickler(pickle.Unpickler):
-    """Unpickles protocol messages only: a channel never runs arbitrary code."""
-
-    def find_class(self, module, name):
-        if module in _ALLOWED or (module == "builtins" and name in {"tuple", "str", "int"}):
-            return super().find_class(module, name)
-        raise ProtocolError(f"unexpected type {module}.{name} on a channel (MSG-3)")
-
+from .protocol import decode, encode
 
 class ChannelClosed(Exception):
     """The peer's end is gone (end of file, reset, broken pipe)."""
@@ -44,6 +33,8 @@ class Channel:
 
     def __init__(self, conn: connection.Connection):
         self.conn = conn
+        self._poller = select.poll()
+        self._poller.register(conn.fileno(), select.POLLIN)
 
     def fileno(self) -> int:
         return self.conn.fileno()
@@ -54,7 +45,7 @@ class Channel:
 
     def send(self, msg: object, fds: tuple[int, ...] = ()) -> None:
         try:
-            self.conn.send_bytes(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+            self.conn.send_bytes(encode(msg))
             if fds:
                 with socket.socket(fileno=os.dup(self.conn.fileno())) as sock:
                     reduction.sendfds(sock, list(fds))
@@ -72,29 +63,19 @@ class Channel:
 
     def poll(self, timeout: float | None) -> bool:
         """True when a message (or end of file) is ready within `timeout` seconds."""
-        try:
-            return self.conn.poll(timeout)
-        except (OSError, EOFError) as e:
-            raise ChannelClosed(str(e)) from e
+        if self.conn.closed:
+            raise ChannelClosed("channel closed")
+        return bool(self._poller.poll(_millis(timeout)))
 
     def recv(self) -> object:
         try:
             data = self.conn.recv_bytes()
         except (OSError, EOFError) as e:
             raise ChannelClosed(str(e) or "end of file") from e
-        return _Unpickler(_BytesReader(data)).load()
+        return decode(data)
 
     def close(self) -> None:
         self.conn.close()
-
-
-class _BytesReader:
-    def __init__(self, data: bytes):
-        import io
-
-        self._buf = io.BytesIO(data)
-        self.read = self._buf.read
-        self.readline = self._buf.readline
 
 
 def pipe() -> tuple[Channel, connection.Connection]:
@@ -103,13 +84,21 @@ def pipe() -> tuple[Channel, connection.Connection]:
     return Channel(ours), theirs
 
 
-def wait(channels: list[Channel], timeout: float | None) -> list[Channel]:
-    """The channels with a message or end of file ready, waiting at most `timeout`."""
+def _millis(timeout: float | None) -> int:
+    return -1 if timeout is None else math.ceil(max(0.0, timeout) * 1000)
+
+
+def wait(channels: list, timeout: float | None) -> list:
+    """The channels (or raw fds) with a message or end of file ready, waiting at most `timeout`."""
     if not channels:
         return []
-    by_fd = {ch.fileno(): ch for ch in channels}
-    ready = connection.wait(list(by_fd), timeout)
-    return [by_fd[fd] for fd in ready]
+    poller = select.poll()
+    by_fd = {}
+    for ch in channels:
+        fd = ch if isinstance(ch, int) else ch.fileno()
+        by_fd[fd] = ch
+        poller.register(fd, select.POLLIN)
+    return [by_fd[fd] for fd, _ in poller.poll(_millis(timeout))]
 
 
 class Deadline:
