@@ -1,0 +1,523 @@
+"""The binding with receivers in this process: versions, modes, subsets, bad input, lifecycle.
+
+Receivers in threads of the test process speak the same protocol over the
+same channels and slots as receivers in other processes, at a fraction of the
+cost; tests/test_processes.py covers what needs real processes.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+import time
+
+import pytest
+import torch
+from tensordict import TensorDict
+from torch import nn
+
+import weightsync as ws
+
+from .conftest import MANIFEST, assert_holds, connect_all
+from .workers import pattern
+
+
+def test_versions_start_at_zero_and_increase(local, weights):
+    """VER-1, INIT-4, SEND-1, ACK-3."""
+    sender, receivers = local(weights)
+    assert sender.version == 0
+    for r in receivers:
+        assert_holds(r, weights, 0, "INIT-4")
+    for v in range(1, 6):
+        w = pattern(MANIFEST, v)
+        assert sender.send(w, timeout=10) == v
+        assert sender.version == v
+        for r in receivers:
+            assert_holds(r, w, v)
+
+
+def test_module_with_batchnorm_reaches_module_targets(local):
+    """API-1, API-3: parameters and buffers (running stats, int64 counter) arrive bit for bit."""
+    torch.manual_seed(0)
+
+    def make():
+        return nn.Sequential(nn.Linear(4, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 2))
+
+    model = make()
+    targets = [make() for _ in range(2)]
+    sender, receivers = local(model, n=2, targets=targets)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        loss = model(torch.randn(32, 4)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sender.send(timeout=10)  # weights=None re-reads the module (API-2)
+    expected = {k: v.detach() for k, v in model.state_dict().items()}
+    for r, target in zip(receivers, targets):
+        assert_holds(r, expected, 3)
+        for name, t in target.state_dict().items():
+            assert torch.equal(t, expected[name]), name
+        assert all(p.requires_grad for p in target.parameters())
+    assert expected["1.num_batches_tracked"].item() == 3
+
+
+def test_tensordict_weights_and_targets(local):
+    """API-1: nested TensorDict keys flatten to dotted names on both sides."""
+    td = TensorDict({"policy": {"w": torch.ones(3, 2), "b": torch.zeros(2)}, "scale": torch.tensor(2.0)}, [])
+    target = TensorDict({"policy": {"w": torch.empty(3, 2), "b": torch.empty(2)}, "scale": torch.tensor(0.0)}, [])
+    sender, (r,) = local(td, n=1, targets=[target])
+    assert {e.name for e in sender.manifest} == {"policy.w", "policy.b", "scale"}
+    td["policy", "w"] += 1
+    sender.send(timeout=10)
+    assert torch.equal(target["policy", "w"], torch.full((3, 2), 2.0))
+    assert torch.equal(target["scale"], torch.tensor(2.0))
+    bad = TensorDict({"policy": {"w": torch.ones(3, 2)}, "policy.w": torch.ones(3, 2)}, [])
+    with pytest.raises(ws.WeightsMismatchError, match="duplicate"):
+        sender.send(bad, timeout=10)
+
+
+def test_caller_tensors_are_never_shared_or_aliased(local, weights):
+    """CONS-4: changing the caller's tensors reaches receivers only through a send."""
+    sender, receivers = local(weights, n=1)
+    before = {k: v.clone() for k, v in weights.items()}
+    assert not any(t.is_shared() for t in weights.values())
+    weights["a.weight"].fill_(42)
+    time.sleep(0.05)
+    assert_holds(receivers[0], before, 0, "CONS-4")
+    sender.send(timeout=10)
+    assert receivers[0].weights["a.weight"].eq(42).all()
+
+
+def test_subset_send_leaves_others_untouched(local, weights):
+    """CONS-5, SEND-1."""
+    sender, receivers = local(weights)
+    w1 = pattern(MANIFEST, 1)
+    assert sender.send(w1, workers=[1], timeout=10) == 1
+    assert_holds(receivers[1], w1, 1)
+    for i in (0, 2):
+        assert_holds(receivers[i], weights, 0, "CONS-5")
+    w2 = pattern(MANIFEST, 2)
+    sender.send(w2, workers=[2, 0], timeout=10)
+    assert_holds(receivers[1], w1, 1, "CONS-5")
+    assert_holds(receivers[0], w2, 2)
+
+
+def _bad_inputs():
+    good = pattern(MANIFEST, 7)
+    missing = dict(good)
+    del missing["mask"]
+    unknown = dict(good, extra=torch.zeros(1))
+    dtype = dict(good, **{"a.bias": good["a.bias"].double()})
+    shape = dict(good, **{"a.bias": torch.zeros(9)})
+    grad = dict(good, **{"a.bias": torch.zeros(8, requires_grad=True)})
+    sparse = dict(good, **{"a.bias": torch.zeros(8).to_sparse()})
+    not_tensor = dict(good, **{"a.bias": [0.0] * 8})
+    meta = dict(good, **{"a.bias": torch.zeros(8, device="meta")})
+    return {
+        "missing": (missing, "BAD-1"),
+        "unknown": (unknown, "BAD-1"),
+        "dtype": (dtype, "BAD-2"),
+        "shape": (shape, "BAD-2"),
+        "device": (meta, "BAD-2"),
+        "sparse": (sparse, "BAD-2"),
+        "not_tensor": (not_tensor, "BAD-2"),
+        "requires_grad": (grad, "BAD-3"),
+    }
+
+
+@pytest.mark.parametrize("kind", list(_bad_inputs()))
+def test_bad_weights_change_nothing(local, weights, kind):
+    """BAD-1..BAD-4, VER-2: rejected before any shared byte changes; no version consumed."""
+    bad, req = _bad_inputs()[kind]
+    sender, receivers = local(weights, n=2)
+    with pytest.raises(ws.WeightsMismatchError, match=req) as info:
+        sender.send(bad, timeout=10)
+    assert isinstance(info.value, ValueError)
+    assert sender.version == 0, "VER-2 violated"
+    for r in receivers:
+        assert_holds(r, weights, 0, "BAD-4")
+    assert sender.send(pattern(MANIFEST, 1), timeout=10) == 1, "VER-2: the next good send is version 1"
+
+
+def test_bad_weights_leave_the_latest_slot_intact(local, weights):
+    """BAD-4, LIFE-1: a late joiner after a rejected send gets the last good version."""
+    sender = ws.Sender(weights, 2)
+    try:
+        first = ws.Receiver(sender.handle(0))
+        connect_all(sender, [first], workers=[0])
+        w1 = pattern(MANIFEST, 1)
+        sender.send(w1, workers=[0], timeout=10)
+        half_bad = dict(pattern(MANIFEST, 9), mask=torch.zeros(7, dtype=torch.bool))
+        with pytest.raises(ws.WeightsMismatchError):
+            sender.send(half_bad, workers=[0], timeout=10)
+        late = ws.Receiver(sender.handle(1))
+        connect_all(sender, [late], workers=[1])
+        assert_holds(late, w1, 1, "LIFE-1")
+        late.close()
+        first.close()
+    finally:
+        sender.close()
+
+
+@pytest.mark.parametrize("workers", [[], [0, 0], [3], [-1], ["0"], [True]])
+def test_invalid_workers_rejected(local, weights, workers):
+    """SEND-6, VER-2."""
+    sender, _ = local(weights)
+    with pytest.raises(ValueError, match="SEND-6"):
+        sender.send(workers=workers, timeout=5)
+    assert sender.version == 0
+
+
+def test_pull_applies_only_in_poll_and_takes_the_newest(local, weights):
+    """CONS-3, ACK-1, ACK-2, SEND-5."""
+    sender, (r,) = local(weights, n=1, modes="pull")
+    futures = [sender.send_async(pattern(MANIFEST, v)) for v in (1, 2, 3)]
+    assert [f.version for f in futures] == [1, 2, 3]
+    time.sleep(0.05)
+    assert r.version == 0, "CONS-3 violated: pull receiver applied outside poll()"
+    assert r.poll(timeout=5) == 3, "ACK-2: the newest pending version is applied"
+    for f in futures:
+        assert f.wait(timeout=5) == f.version
+        assert f.done()
+    assert_holds(r, pattern(MANIFEST, 3), 3)
+    assert r.poll() is None
+
+
+def test_wait_can_be_called_again_after_timeout(local, weights):
+    """SEND-2, SEND-5, VER-4: a late ack completes the wait, and is not taken for the next one."""
+    sender, (r,) = local(weights, n=1, modes="pull")
+    t0 = time.monotonic()
+    with pytest.raises(ws.SyncTimeoutError) as info:
+        sender.send(pattern(MANIFEST, 1), timeout=0.3)
+    assert time.monotonic() - t0 < 3
+    assert info.value.workers == [0] and info.value.version == 1
+    assert isinstance(info.value, TimeoutError)
+    assert sender.version == 1, "a published version stays consumed"
+    fut = sender.send_async(pattern(MANIFEST, 2))
+    with pytest.raises(ws.SyncTimeoutError):
+        fut.wait(timeout=0.1)
+    assert r.poll(timeout=5) == 2
+    assert fut.wait(timeout=5) == 2
+
+
+def test_reading_keeps_updates_out(local, weights):
+    """CONS-2: an apply waits for open reading() blocks; nested reading() in one thread works."""
+    sender, (r,) = local(weights, n=1)
+    with r.reading():
+        with r.reading():
+            fut = sender.send_async(pattern(MANIFEST, 1))
+            with pytest.raises(ws.SyncTimeoutError):
+                fut.wait(timeout=0.3)
+            assert_holds(r, weights, 0, "CONS-2")
+    assert fut.wait(timeout=5) == 1
+    assert_holds(r, pattern(MANIFEST, 1), 1)
+
+
+def test_waiting_apply_holds_new_readers_back(local, weights):
+    """CONS-2: readers that keep re-entering do not starve the apply thread."""
+    sender, (r,) = local(weights, n=1)
+    stop = threading.Event()
+
+    def busy_reader():
+        while not stop.is_set():
+            with r.reading():
+                time.sleep(0.002)
+
+    threads = [threading.Thread(target=busy_reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for v in range(1, 6):
+            assert sender.send(pattern(MANIFEST, v), timeout=5) == v
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=5)
+
+
+def test_poll_inside_reading_raises(local, weights):
+    """CONS-3."""
+    _, (r,) = local(weights, n=1, modes="pull")
+    with r.reading():
+        with pytest.raises(ws.ProtocolError, match="CONS-1"):
+            r.poll()
+
+
+def test_poll_in_push_mode_raises(local, weights):
+    """API-3: poll() belongs to pull mode."""
+    _, (r,) = local(weights, n=1)
+    with pytest.raises(ws.ProtocolError):
+        r.poll()
+
+
+class FlakyTarget(dict):
+    """A target mapping that fails on demand, as a receiver's apply can."""
+
+    fail = False
+
+    def items(self):
+        if self.fail:
+            raise RuntimeError("target unavailable")
+        return super().items()
+
+
+def test_receiver_error_is_reported_with_worker_and_version(local, weights):
+    """ACK-6, SEND-2: the send names the receiver, the version and the receiver's detail."""
+    flaky = FlakyTarget({k: torch.empty_like(v) for k, v in weights.items()})
+    sender, receivers = local(weights, n=2, targets=[None, flaky])
+    flaky.fail = True
+    with pytest.raises(ws.ReceiverError) as info:
+        sender.send(pattern(MANIFEST, 1), timeout=10)
+    err = info.value
+    assert err.workers == [1] and err.version == 1
+    assert "target unavailable" in err.details[1]
+    assert receivers[1].version is None, "ACK-6: a failed apply leaves no version"
+    assert_holds(receivers[0], pattern(MANIFEST, 1), 1)
+    flaky.fail = False
+    assert sender.send(pattern(MANIFEST, 2), timeout=10) == 2
+    assert_holds(receivers[1], pattern(MANIFEST, 2), 2)
+
+
+def test_pull_receiver_error_raises_in_poll(local, weights):
+    """ACK-6: a pull receiver sees its own failure too."""
+    flaky = FlakyTarget({k: torch.empty_like(v) for k, v in weights.items()})
+    sender, (r,) = local(weights, n=1, modes="pull", targets=[flaky])
+    flaky.fail = True
+    fut = sender.send_async(pattern(MANIFEST, 1))
+    with pytest.raises(ws.ReceiverError):
+        r.poll(timeout=5)
+    with pytest.raises(ws.ReceiverError) as info:
+        fut.wait(timeout=5)
+    assert info.value.workers == [0]
+
+
+def test_closed_receiver_is_detected_without_timeout(local, weights):
+    """SEND-3, SEND-4, VER-2: end of channel fails the send at once, and the next before publishing."""
+    sender, receivers = local(weights)
+    receivers[2].close()
+    t0 = time.monotonic()
+    with pytest.raises(ws.ReceiverDiedError) as info:
+        sender.send(pattern(MANIFEST, 1))  # no timeout: detection must not need one
+    assert time.monotonic() - t0 < 5
+    assert info.value.workers == [2]
+    version = sender.version
+    with pytest.raises(ws.ReceiverDiedError):
+        sender.send(pattern(MANIFEST, 2))
+    assert sender.version == version, "SEND-4: nothing published for a known-gone target"
+    assert sender.send(pattern(MANIFEST, 3), workers=[0, 1], timeout=10) == version + 1
+
+
+def test_restart_after_a_receiver_is_gone(local, weights):
+    """LIFE-2, LIFE-3: a new handle and connect(workers=[i]) bring a fresh receiver to the latest version."""
+    sender, receivers = local(weights)
+    with pytest.raises(ws.ProtocolError, match="LIFE-3"):
+        sender.handle(1)
+    sender.send(pattern(MANIFEST, 1), timeout=10)
+    receivers[1].close()
+    with pytest.raises(ws.ReceiverDiedError):
+        sender.send(pattern(MANIFEST, 9), timeout=10)
+    assert sender.send(pattern(MANIFEST, 2), workers=[0, 2], timeout=10) == 2
+    fresh = ws.Receiver(sender.handle(1))
+    receivers.append(fresh)
+    connect_all(sender, [fresh], workers=[1])
+    assert_holds(fresh, pattern(MANIFEST, 2), 2, "LIFE-2")
+    assert sender.send(pattern(MANIFEST, 3), timeout=10) == 3
+    for r in (receivers[0], fresh, receivers[2]):
+        assert_holds(r, pattern(MANIFEST, 3), 3)
+
+
+def test_consumed_handle_cannot_travel(local, weights):
+    """LIFE-2: a handle used by connect cannot be pickled for another process."""
+    from multiprocessing.reduction import ForkingPickler
+
+    sender, _ = local(weights, n=1)
+    with pytest.raises(ws.ProtocolError, match="LIFE-2"):
+        ForkingPickler.dumps(sender._peers[0].handle)
+    with pytest.raises(Exception):
+        pickle.dumps(sender._peers[0].handle)
+
+
+def test_target_mismatch_fails_both_connects(weights):
+    """INIT-3, SEND-4: the receiver raises WeightsMismatchError, the sender names it."""
+    sender = ws.Sender(weights, 2)
+    wrong = {k: torch.empty_like(v) for k, v in weights.items()}
+    wrong["a.weight"] = torch.empty(4, 8)
+    good = ws.Receiver(sender.handle(0))
+    bad = ws.Receiver(sender.handle(1), wrong)
+    errors = {}
+
+    def connect(r):
+        try:
+            r.connect(timeout=10)
+        except ws.WeightSyncError as e:
+            errors[r.id] = e
+
+    threads = [threading.Thread(target=connect, args=(r,)) for r in (good, bad)]
+    for t in threads:
+        t.start()
+    try:
+        with pytest.raises(ws.ReceiverError) as info:
+            sender.connect(timeout=10)
+        for t in threads:
+            t.join(timeout=10)
+        assert info.value.workers == [1] and "a.weight" in info.value.details[1]
+        assert isinstance(errors[1], ws.WeightsMismatchError) and 0 not in errors
+        with pytest.raises(ws.ReceiverError):
+            sender.send(timeout=5)
+        assert sender.version == 0
+        assert sender.send(workers=[0], timeout=5) == 1
+    finally:
+        sender.close()
+        good.close()
+        bad.close()
+
+
+def test_connect_timeouts_and_dead_handles(weights):
+    """INIT-5: a silent receiver times out, a handle that reached no process fails at once."""
+    sender = ws.Sender(weights, 2)
+    silent = ws.Receiver(sender.handle(0))
+    sender.handle(1)  # never given to anyone
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(ws.ReceiverDiedError) as died:
+            sender.connect(timeout=0.5, workers=[1])
+        assert died.value.workers == [1] and time.monotonic() - t0 < 0.5
+        with pytest.raises(ws.SyncTimeoutError) as slow:
+            sender.connect(timeout=0.3, workers=[0])
+        assert slow.value.workers == [0]
+    finally:
+        sender.close()
+        silent.close()
+    r = ws.Receiver(ws.Sender(weights, 1).handle(0))
+    with pytest.raises(ws.ClosedError):
+        r.connect(timeout=5)  # its sender was collected: end of channel
+    r.close()
+
+
+def test_receiver_connect_times_out_without_init(weights):
+    """INIT-5 on the receiver side."""
+    with ws.Sender(weights, 1) as sender:
+        with ws.Receiver(sender.handle(0)) as r:
+            with pytest.raises(ws.SyncTimeoutError):
+                r.connect(timeout=0.2)
+
+
+def test_close_is_idempotent_and_stops_receivers(local, weights):
+    """LIFE-4, LIFE-5, LIFE-6, LIFE-7, SM-S-6, SM-R-3."""
+    sender, receivers = local(weights, n=2, modes=["push", "pull"])
+    sender.send_async(pattern(MANIFEST, 1))  # left pending on purpose
+    sender.close()
+    sender.close()
+    assert sender.closed
+    for call in (lambda: sender.send(), lambda: sender.send_async(), lambda: sender.handle(0), sender.connect):
+        with pytest.raises(ws.ClosedError):
+            call()
+    push, pull = receivers
+    deadline = time.monotonic() + 5
+    while not push.stopped and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert push.stopped, "LIFE-7: push receiver did not see Stop"
+    assert pull.poll(timeout=1) in (None, 1)
+    assert pull.poll(timeout=0.1) is None and pull.stopped
+    assert push.weights["a.weight"].shape == (8, 4), "weights stay readable after Stop"
+    for r in receivers:
+        r.close()
+        r.close()
+        assert r.closed
+        with pytest.raises(ws.ClosedError):
+            r.connect()
+        with pytest.raises(ws.ClosedError):
+            with r.reading():
+                pass
+
+
+def test_fork_context_is_rejected(weights):
+    """CON-2."""
+    import multiprocessing
+
+    with pytest.raises(ValueError, match="CON-2"):
+        ws.Sender(weights, 1, ctx=multiprocessing.get_context("fork"))
+
+
+def test_zero_copy_receivers_hold_their_slot(local, weights):
+    """ZC-1, ZC-2, SLOT-2, SLOT-3: subset sends never overwrite a slot a zero-copy receiver reads."""
+    sender, receivers = local(weights, n=3, zero_copy=True)
+    expected = {0: (0, weights), 1: (0, weights), 2: (0, weights)}
+    plan = [[0], [1], [0], [2], [0, 1], [1], [2], [0]]
+    for step_no, targets in enumerate(plan, start=1):
+        w = pattern(MANIFEST, step_no)
+        assert sender.send(w, workers=targets, timeout=10) == step_no
+        for i in targets:
+            expected[i] = (step_no, w)
+        for r in receivers:
+            version, exp = expected[r.id]
+            assert_holds(r, exp, version, "ZC-2")
+
+
+def test_zero_copy_module_target_rebinds_parameters(local):
+    """ZC-1: a module target's parameters become views of the slot, keeping their identity."""
+    model = nn.Linear(3, 2)
+    target = nn.Linear(3, 2)
+    param = target.weight
+    sender, (r,) = local(model, n=1, targets=[target], zero_copy=True)
+    with torch.no_grad():
+        model.weight.add_(1)
+    sender.send(timeout=10)
+    assert target.weight is param
+    assert torch.equal(target.weight, model.weight)
+    assert target(torch.ones(1, 3)).shape == (1, 2)
+
+
+def test_zero_copy_rejects_mapping_targets(weights):
+    """ZC-1."""
+    with ws.Sender(weights, 1) as sender:
+        with pytest.raises(ValueError, match="ZC-1"):
+            ws.Receiver(sender.handle(0), dict(weights), zero_copy=True)
+
+
+def test_async_sends_beyond_free_slots_wait_then_time_out(local, weights):
+    """SLOT-3, VER-2: at max_slots the send waits for acks, then fails having published nothing."""
+    sender, (r,) = local(weights, n=1, modes="pull", max_slots=2)
+    f1 = sender.send_async(pattern(MANIFEST, 1))
+    f2 = sender.send_async(pattern(MANIFEST, 2))
+    with pytest.raises(ws.SyncTimeoutError, match="SLOT-3") as info:
+        sender.send_async(pattern(MANIFEST, 3), timeout=0.2)
+    assert info.value.workers == [0]
+    assert sender.version == 2, "VER-2 violated: a send that found no slot consumed a version"
+    assert r.poll(timeout=5) == 2
+    assert f1.wait(timeout=5) == 1 and f2.wait(timeout=5) == 2
+    f3 = sender.send_async(pattern(MANIFEST, 3), timeout=1)
+    assert f3.version == 3
+
+
+def test_sender_file_descriptors_do_not_grow_with_tensors():
+    """LAYOUT-2, LIFE-4: 500 tensors and 4 receivers cost a handful of descriptors, all released."""
+    from .conftest import fd_count
+
+    many = {f"layer{i}.weight": torch.randn(40) for i in range(500)}
+    before = fd_count()
+    sender = ws.Sender(many, 4)
+    handles = [sender.handle(i) for i in range(4)]
+    held = fd_count() - before
+    assert held <= 20, f"LAYOUT-2 violated: {held} descriptors for 500 tensors"
+    receivers = [ws.Receiver(h) for h in handles]
+    connect_all(sender, receivers)
+    sender.send(timeout=10)
+    sender.close()
+    for r in receivers:
+        r.close()
+    assert fd_count() == before, "LIFE-4/LIFE-5: descriptors left after close"
+
+
+def test_threads_are_released(local, weights):
+    """LIFE-5: close() stops each push receiver's apply thread."""
+    from .conftest import thread_names
+
+    before = thread_names()
+    sender, receivers = local(weights, n=2)
+    assert any(n.startswith("weightsync-receiver") for n in thread_names())
+    sender.close()
+    for r in receivers:
+        r.close()
+    assert thread_names() == before
