@@ -1,0 +1,87 @@
+"""Naming, checking and packing weights into slots (no processes)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tensordict import TensorDict
+from torch import nn
+
+from weightsync import WeightsMismatchError
+from weightsync.layout import ALIGN, Checker, flatten, make_manifest, slot_nbytes, views
+
+DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64, torch.int8, torch.uint8, torch.bool]
+
+
+def test_offsets_are_aligned_and_in_order():
+    """LAYOUT-1."""
+    flat = {"a": torch.zeros(3, dtype=torch.int8), "b": torch.zeros(5), "c": torch.zeros((), dtype=torch.float64),
+            "d": torch.zeros(0, 4)}
+    manifest = make_manifest(flat)
+    assert [e.name for e in manifest] == list(flat)
+    assert all(e.offset % ALIGN == 0 for e in manifest)
+    ends = [e.offset + e.nbytes for e in manifest]
+    assert all(ends[i] <= manifest[i + 1].offset for i in range(len(manifest) - 1))
+    assert slot_nbytes(manifest, "cpu") % ALIGN == 0 and slot_nbytes(manifest, "cpu") >= ends[-1]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (3, 0, 2), (2, 3, 5)])
+def test_views_round_trip_every_dtype_and_shape(dtype, shape):
+    """LAYOUT-1, ROLE-3: 0-d and empty arrays included."""
+    src = (torch.arange(max(1, torch.Size(shape).numel())) % 2).to(dtype)[: torch.Size(shape).numel()].reshape(shape)
+    flat = {"pad": torch.ones(3, dtype=torch.int8), "x": src}
+    manifest = make_manifest(flat)
+    buf = torch.zeros(slot_nbytes(manifest, "cpu"), dtype=torch.uint8)
+    out = views(buf, manifest)
+    for v, t in zip(out, flat.values()):
+        v.copy_(t)
+    again = views(buf, manifest)
+    assert again[1].dtype == dtype and again[1].shape == shape and torch.equal(again[1], src)
+
+
+def test_flatten_module_detaches_and_keeps_buffers():
+    """API-1: a module's state_dict, parameters detached; a receiver keeps the Parameter objects."""
+    m = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    flat = flatten(m)
+    assert set(flat) == set(m.state_dict())
+    assert not any(t.requires_grad for t in flat.values())
+    kept = flatten(m, detach=False)
+    assert kept["0.weight"] is m[0].weight
+
+
+def test_flatten_tensordict_and_duplicates():
+    """BAD-1: nested keys flatten to dotted names; a collision is an error."""
+    td = TensorDict({"a": {"b": torch.zeros(1)}, "c": torch.zeros(2)}, [])
+    assert set(flatten(td)) == {"a.b", "c"}
+    with pytest.raises(WeightsMismatchError, match="duplicate"):
+        flatten(TensorDict({"a": {"b": torch.zeros(1)}, "a.b": torch.zeros(1)}, []))
+
+
+def test_flatten_rejects_other_types():
+    with pytest.raises(TypeError):
+        flatten([torch.zeros(1)])
+    with pytest.raises(WeightsMismatchError):
+        flatten({1: torch.zeros(1)})
+
+
+def test_checker_lists_every_problem():
+    """BAD-1, BAD-2: the message names the entries and both values."""
+    checker = Checker(make_manifest({"a": torch.zeros(2), "b": torch.zeros(3, dtype=torch.int64)}))
+    with pytest.raises(WeightsMismatchError) as info:
+        checker.ordered({"a": torch.zeros(2, dtype=torch.float64), "b": torch.zeros(4, dtype=torch.int64)})
+    msg = str(info.value)
+    assert "'a' is float64[2]" in msg and "expected float32[2]" in msg and "'b' is int64[4]" in msg
+    with pytest.raises(WeightsMismatchError, match=r"missing \['b'\]; unknown \['c'\]"):
+        checker.ordered({"a": torch.zeros(2), "c": torch.zeros(3)})
+
+
+def test_checker_requires_grad_policy():
+    """BAD-3: refused from a sender's mapping, allowed for a receiver's own parameters."""
+    checker = Checker(make_manifest({"a": torch.zeros(2)}))
+    t = torch.zeros(2, requires_grad=True)
+    with pytest.raises(WeightsMismatchError, match="BAD-3"):
+        checker.ordered({"a": t})
+    assert checker.ordered({"a": t}, allow_grad=True)[0] is t
+    with pytest.raises(WeightsMismatchError, match="BAD-3"):
+        make_manifest({"a": t})
