@@ -7,9 +7,11 @@ cost; tests/test_processes.py covers what needs real processes.
 
 from __future__ import annotations
 
+import os
 import pickle
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -521,3 +523,57 @@ def test_threads_are_released(local, weights):
     for r in receivers:
         r.close()
     assert thread_names() == before
+
+
+def test_zero_copy_weights_stay_readable_after_close(tmp_path):
+    """LIFE-5, LIFE-6, ZC-1: close() must not unmap memory that zero-copy weights still view.
+
+    Run in a child interpreter: the bug this guards against is a segfault.
+    """
+    import subprocess
+    import sys
+
+    script = tmp_path / "zc_close.py"
+    script.write_text(
+        "import torch, weightsync as ws\n"
+        "from tests.conftest import connect_all\n"
+        "from torch import nn\n"
+        "s = ws.Sender({'w': torch.arange(1000.)}, 2)\n"
+        "plain = ws.Receiver(s.handle(0), zero_copy=True)\n"
+        "mod = nn.Module(); mod.register_buffer('w', torch.zeros(1000))\n"
+        "bound = ws.Receiver(s.handle(1), mod, zero_copy=True)\n"
+        "connect_all(s, [plain, bound])\n"
+        "w = plain.weights['w']\n"
+        "plain.close(); bound.close(); s.close()\n"
+        "print(float(w.sum()), float(mod.w.sum()))\n"
+    )
+    root = str(Path(__file__).parent.parent)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=root,
+                         env={**os.environ, "PYTHONPATH": root})
+    assert out.returncode == 0, f"exit {out.returncode}: {out.stderr[-2000:]}"
+    assert out.stdout.split() == ["499500.0", "499500.0"]
+
+
+def test_connect_names_a_gone_receiver_without_waiting_for_the_others(weights):
+    """INIT-5, SEND-2: a failure known early is raised early."""
+    sender = ws.Sender(weights, 2)
+    silent = ws.Receiver(sender.handle(1))
+    sender.handle(0)  # reaches no process: gone at once
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(ws.ReceiverDiedError) as info:
+            sender.connect(timeout=5)
+        assert info.value.workers == [0]
+        assert time.monotonic() - t0 < 2
+    finally:
+        sender.close()
+        silent.close()
+
+
+def test_workers_that_are_not_a_list_of_ids(local, weights):
+    """SEND-6: any malformed workers argument is a ValueError."""
+    sender, _ = local(weights, n=1)
+    for workers in (0, "0", 1.5):
+        with pytest.raises(ValueError, match="SEND-6"):
+            sender.send(workers=workers, timeout=5)
+    assert sender.version == 0

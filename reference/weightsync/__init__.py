@@ -1,6 +1,6 @@
 """weightsync: push neural-network weights from one trainer process to many workers.
 
-The public binding (spec section 9) is what this module exports; everything
+The public binding (spec/10-binding.md) is what this module exports; everything
 else is private and may change.
 """
 

@@ -1,4 +1,4 @@
-"""The exceptions of the binding (spec: API-ERR).
+"""The exceptions of the binding (API-4).
 
 Errors about receivers carry the receiver ids (`workers`) and the version they
 concern, so a caller can restart exactly the receivers that failed.

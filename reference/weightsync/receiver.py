@@ -131,6 +131,7 @@ class Receiver:
         self._checker: layout.Checker | None = None
         self._own: list[torch.Tensor] | None = None
         self._held: int | None = None
+        self._received: int | None = None  # newest version told, applied or not (VER-3)
         self._lock = _ApplyLock()
         self._closing = False
         self._thread: threading.Thread | None = None
@@ -184,6 +185,7 @@ class Receiver:
             self._state = step(RECEIVER_TABLE, self._state, "recv Init(mismatch)")
             raise
         self._apply(msg.version, msg.slot)
+        self._received = msg.version
         self._send(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy))
         self._state = step(RECEIVER_TABLE, self._state, "recv Init(match)")
         if self.mode == "push":
@@ -216,7 +218,11 @@ class Receiver:
         except transport.ChannelClosed:
             self._state = step(RECEIVER_TABLE, self._state, "channel closed")
             return None
-        msg = self._take()
+        try:
+            msg = self._take()
+        except ProtocolError as e:
+            self._broken(e)
+            raise
         if msg is None:
             return None
         status, detail = self._apply_and_ack(msg)
@@ -285,7 +291,7 @@ class Receiver:
         if init.protocol.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
             raise ProtocolError(f"sender speaks protocol {init.protocol}, this receiver {PROTOCOL_VERSION} (INIT-2)")
         if init.receiver != self.id:
-            raise ProtocolError(f"Init for receiver {init.receiver} reached receiver {self.id} (INIT-1)")
+            raise ProtocolError(f"Init for receiver {init.receiver} reached receiver {self.id} (MSG-2)")
         self._checker = layout.Checker(init.manifest)
         self._names = list(self._checker.names)
         for sid, buf in self._buffers.items():
@@ -344,12 +350,13 @@ class Receiver:
                 self._state = step(RECEIVER_TABLE, self._state, "recv Stop")
                 return None
             self._state = step(RECEIVER_TABLE, self._state, message_event(msg), f"receiver {self.id}")
-            last = newest.version if newest is not None else self._version
+            last = self._received
             if last is not None and msg.version <= last:
                 raise ProtocolError(f"Receive of version {msg.version} after version {last} (VER-3)")
             self._map(msg.new_slots, self._channel.recv_fds(len(msg.new_slots)))
             if msg.slot not in self._views:
                 raise ProtocolError(f"Receive names slot {msg.slot}, whose handle never came (SLOT-1)")
+            self._received = msg.version
             newest = msg
             if not self._channel.poll(0):
                 return newest
@@ -369,8 +376,12 @@ class Receiver:
         except _Cancelled:
             return
         except Exception as e:  # noqa: BLE001 - the thread must not die silently
-            self.failure = e
-            log.error("receiver %d stopped: %s", self.id, e)
-            self._channel.close()
-            if self._state is _S.LIVE:
-                self._state = step(RECEIVER_TABLE, self._state, "channel closed")
+            self._broken(e)
+
+    def _broken(self, error: Exception) -> None:
+        """A sender that broke the protocol: keep the error, stop, and cut the channel (SM-R-7)."""
+        self.failure = error
+        log.error("receiver %d stopped: %s", self.id, error)
+        self._channel.close()
+        if self._state is _S.LIVE:
+            self._state = step(RECEIVER_TABLE, self._state, "channel closed")

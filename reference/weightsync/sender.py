@@ -18,6 +18,7 @@ from .errors import (
     SyncTimeoutError,
 )
 from .protocol import (
+    ERROR,
     OK,
     PROTOCOL_VERSION,
     SENDER_TABLE,
@@ -213,18 +214,20 @@ class Sender:
             for i in targets:
                 self._send_init(self._peers[i])
             while True:
+                # A failure is raised as soon as it is known (INIT-5); receivers still
+                # connecting finish their handshake during later calls.
+                failed = {i: self._peers[i].failure for i in targets if self._peers[i].state is PeerState.FAILED}
+                if failed:
+                    raise ReceiverError(failed, self._version, failed, hint=_RESTART_HINT)
+                gone = {i: self._peers[i].failure for i in targets if self._peers[i].state is PeerState.GONE}
+                if gone:
+                    raise ReceiverDiedError(gone, self._version, gone, hint="was its process started with handle(i)?")
                 connecting = [i for i in targets if self._peers[i].state is PeerState.CONNECTING]
                 if not connecting:
-                    break
+                    return
                 if deadline.expired():
                     raise SyncTimeoutError(connecting, self._version, hint="no Ready; did each worker call receiver.connect()?")
                 self._pump(deadline.left())
-            failed = {i: self._peers[i].failure for i in targets if self._peers[i].state is PeerState.FAILED}
-            if failed:
-                raise ReceiverError(failed, self._version, failed)
-            gone = {i: self._peers[i].failure for i in targets if self._peers[i].state is PeerState.GONE}
-            if gone:
-                raise ReceiverDiedError(gone, self._version, gone, hint="was its process started with handle(i)?")
 
     def send(self, weights=None, *, workers=None, timeout: float | None = None) -> int:
         """Publish a new version and return it once every target acked it (SEND-1, SEND-2)."""
@@ -298,6 +301,8 @@ class Sender:
         return i
 
     def _check_workers(self, workers) -> list[int]:
+        if isinstance(workers, (str, bytes)) or not hasattr(workers, "__iter__"):
+            raise ValueError(f"workers must be a list of receiver ids, got {workers!r} (SEND-6)")
         ids = [self._check_id(i) for i in workers]
         if not ids:
             raise ValueError("workers must name at least one receiver (SEND-6)")
@@ -377,11 +382,9 @@ class Sender:
                 return slot
             if deadline.expired():
                 blocking = sorted({i for ids in pins.values() for i in ids})
-                oldest = min(v for i in blocking for v in self._peers[i].outstanding) if any(
-                    self._peers[i].outstanding for i in blocking) else self._version
                 raise SyncTimeoutError(
-                    blocking, oldest,
-                    hint=f"every one of {self._max_slots} slots is in use; nothing was published (SLOT-3)",
+                    blocking, None,
+                    hint=f"every one of {self._max_slots} slots is held by them; nothing was published (SLOT-3)",
                 )
             self._pump(deadline.left())
             self._check_open()
@@ -429,9 +432,7 @@ class Sender:
             except transport.ChannelClosed:
                 self._gone(peer, "its channel closed (process exited or receiver closed)")
             except ProtocolError as e:
-                log.error("receiver %d broke the protocol: %s", peer.id, e)
-                peer.channel.close()
-                self._gone(peer, f"protocol violation: {e}", status="protocol error")
+                self._violation(peer, e)
 
     def _on_message(self, peer: _Peer, msg: object) -> None:
         who = f"receiver {peer.id}"
@@ -439,8 +440,13 @@ class Sender:
         if getattr(msg, "receiver", peer.id) != peer.id:
             raise ProtocolError(f"{who} sent a message for receiver {msg.receiver} (MSG-2)")
         new_state = step(SENDER_TABLE, peer.state, event, who)
+        if getattr(msg, "status", OK) not in (OK, ERROR):
+            raise ProtocolError(f"{who} sent status {msg.status!r}; only 'ok' and 'error' exist (MSG-1)")
         if isinstance(msg, Ready):
-            init_slot = peer.outstanding.get(self._version_of_init(peer))
+            init_version = self._version_of_init(peer)
+            if msg.status == OK and msg.version != init_version:
+                raise ProtocolError(f"{who} answered Ready for version {msg.version}, Init carried {init_version} (INIT-4)")
+            init_slot = peer.outstanding.get(init_version)
             peer.outstanding.clear()
             if msg.status == OK:
                 peer.holds_slot = msg.holds_slot
@@ -469,14 +475,23 @@ class Sender:
     def _version_of_init(peer: _Peer) -> int | None:
         return next(iter(peer.outstanding), None)
 
-    def _gone(self, peer: _Peer, why: str, status: str = _DIED) -> None:
-        if peer.state in (PeerState.CONNECTING, PeerState.LIVE, PeerState.UNCONNECTED):
-            peer.state = step(SENDER_TABLE, peer.state, "channel closed", f"receiver {peer.id}")
+    def _violation(self, peer: _Peer, error: ProtocolError) -> None:
+        """A receiver that broke the protocol is cut off and fails what waits on it (SM-S-9)."""
+        log.error("receiver %d broke the protocol: %s", peer.id, error)
+        peer.channel.close()
+        peer.state = step(SENDER_TABLE, peer.state, "protocol violation", f"receiver {peer.id}")
+        peer.failure = f"protocol violation: {error}"
+        peer.outstanding.clear()
+        peer.held.clear()
+        self._settle_gone(peer, peer.failure, ERROR)
+
+    def _gone(self, peer: _Peer, why: str) -> None:
+        peer.state = step(SENDER_TABLE, peer.state, "channel closed", f"receiver {peer.id}")
         peer.failure = why
         peer.outstanding.clear()
         peer.held.clear()
         log.warning("receiver %d is gone: %s", peer.id, why)
-        self._settle_gone(peer, why, status)
+        self._settle_gone(peer, why)
 
     def _settle_gone(self, peer: _Peer, why: str, status: str = _DIED) -> None:
         for future in self._pending:

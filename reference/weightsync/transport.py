@@ -141,10 +141,11 @@ class SharedBuffer:
             self.fd = None
 
     def close(self) -> None:
-        """Drops our fd and mapping; views still held elsewhere keep the memory alive."""
+        """Drops our fd and our references; the mapping goes with the last tensor viewing it.
+
+        Never unmapped explicitly: torch.frombuffer tensors do not pin the mmap, so
+        an explicit unmap would leave zero-copy weights pointing at nothing.
+        """
         self.close_fd()
         self.tensor = None
-        try:
-            self._mmap.close()
-        except BufferError:
-            pass  # a view (zero-copy weights) still exports it; freed when that goes
+        self._mmap = None
