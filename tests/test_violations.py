@@ -1,0 +1,164 @@
+"""Peers that break the protocol: a hand-driven fake on the other end of a real channel."""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from multiprocessing import connection
+
+import pytest
+import torch
+
+import weightsync as ws
+from weightsync import transport
+from weightsync.protocol import Ack, Init, Ready, Receive, SlotInfo, Stop
+
+WEIGHTS = {"w": torch.arange(6.0)}
+
+
+class FakeReceiver:
+    """Speaks the receiver's side by hand, so a test can make it misbehave."""
+
+    def __init__(self, handle):
+        self.ch = transport.Channel(connection.Connection(os.dup(handle.conn.fileno())))
+        handle.conn.close()
+
+    def handshake(self, version_delta=0):
+        assert self.ch.poll(5)
+        init = self.ch.recv()
+        assert isinstance(init, Init)
+        for fd in self.ch.recv_fds(len(init.slots)):
+            os.close(fd)
+        self.ch.send(Ready(init.receiver, init.version + version_delta, "ok"))
+        return init
+
+    def next_receive(self):
+        assert self.ch.poll(5)
+        msg = self.ch.recv()
+        assert isinstance(msg, Receive)
+        for fd in self.ch.recv_fds(len(msg.new_slots)):
+            os.close(fd)
+        return msg
+
+
+def _connect(sender, fake, **kw):
+    with ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(sender.connect, 5)
+        init = fake.handshake(**kw)
+        return init, fut.result(timeout=10)
+
+
+@pytest.mark.parametrize("bad", ["future version", "stale version", "unknown status", "wrong receiver"])
+def test_a_receiver_that_breaks_the_protocol_is_failed_and_named(bad):
+    """SM-S-9, ACK-5, MSG-1, MSG-2, VER-4: the send fails naming it; the others are unaffected."""
+    with ws.Sender(WEIGHTS, 2) as sender:
+        fake = FakeReceiver(sender.handle(0))
+        good = ws.Receiver(sender.handle(1))
+        with ThreadPoolExecutor(2) as pool:
+            f = pool.submit(sender.connect, 5)
+            fake.handshake()
+            good.connect(timeout=5)
+            f.result(timeout=10)
+        fut = sender.send_async()
+        msg = fake.next_receive()
+        ack = {
+            "future version": Ack(0, msg.version + 5, "ok"),
+            "stale version": Ack(0, msg.version - 1, "ok"),
+            "unknown status": Ack(0, msg.version, "maybe"),
+            "wrong receiver": Ack(1, msg.version, "ok"),
+        }[bad]
+        fake.ch.send(ack)
+        with pytest.raises(ws.ReceiverError) as info:
+            fut.wait(timeout=5)
+        assert info.value.workers == [0] and "protocol violation" in info.value.details[0]
+        with pytest.raises(ws.ReceiverError):
+            sender.send(timeout=5)
+        assert sender.send(workers=[1], timeout=5) == 2
+        restarted = ws.Receiver(sender.handle(0))
+        with ThreadPoolExecutor(1) as pool:
+            f = pool.submit(sender.connect, 5, workers=[0])
+            assert restarted.connect(timeout=5) == 2
+            f.result(timeout=10)
+        assert sender.send(timeout=5) == 3
+        restarted.close()
+        good.close()
+
+
+def test_ready_for_another_version_fails_the_handshake():
+    """SM-S-9, INIT-4."""
+    with ws.Sender(WEIGHTS, 1) as sender:
+        fake = FakeReceiver(sender.handle(0))
+        with pytest.raises(ws.ReceiverError, match="INIT-4"):
+            _connect(sender, fake, version_delta=3)
+
+
+class FakeSender:
+    """Speaks the sender's side by hand over a real slot."""
+
+    def __init__(self):
+        self.ch, theirs = transport.pipe()
+        self.handle = ws.Handle(0, theirs)
+        self.buffer = transport.SharedBuffer(64)
+        self.buffer.tensor[:24].view(torch.float32).copy_(torch.arange(6.0))
+        from weightsync.layout import make_manifest
+
+        self.manifest = make_manifest(WEIGHTS)
+
+    def init(self, version=0):
+        self.ch.send(Init("1.0", 0, self.manifest, (SlotInfo(0, "cpu", 64),), version, 0), (self.buffer.fd,))
+
+    def expect(self, kind):
+        assert self.ch.poll(5)
+        msg = self.ch.recv()
+        assert isinstance(msg, kind), msg
+        return msg
+
+
+@pytest.mark.parametrize("mode", ["pull", "push"])
+def test_a_sender_that_repeats_a_version_stops_the_receiver(mode):
+    """VER-3, SM-R-7: ProtocolError from poll() in pull mode, `failure` in push mode."""
+    fake = FakeSender()
+    r = ws.Receiver(fake.handle, mode=mode)
+    fake.init(version=4)
+    assert r.connect(timeout=5) == 4
+    fake.expect(Ready)
+    fake.ch.send(Receive(4, 0))
+    if mode == "pull":
+        with pytest.raises(ws.ProtocolError, match="VER-3"):
+            r.poll(timeout=5)
+    else:
+        deadline = time.monotonic() + 5
+        while r.failure is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert isinstance(r.failure, ws.ProtocolError)
+    assert r.stopped
+    assert fake.ch.poll(5)
+    with pytest.raises(transport.ChannelClosed):
+        fake.ch.recv()  # the receiver cut the channel
+    r.close()
+    fake.ch.close()
+    fake.buffer.close()
+
+
+def test_receiver_refuses_another_protocol_major():
+    """INIT-2."""
+    fake = FakeSender()
+    r = ws.Receiver(fake.handle)
+    fake.ch.send(Init("2.0", 0, fake.manifest, (SlotInfo(0, "cpu", 64),), 0, 0), (fake.buffer.fd,))
+    with pytest.raises(ws.ProtocolError, match="INIT-2"):
+        r.connect(timeout=5)
+    ready = fake.expect(Ready)
+    assert ready.status == "error" and "INIT-2" in ready.detail
+    r.close()
+
+
+def test_receiver_stops_on_stop_before_init():
+    """SM-R-3, LIFE-7."""
+    fake = FakeSender()
+    r = ws.Receiver(fake.handle, mode="pull")
+    fake.ch.send(Stop())
+    with pytest.raises(ws.ClosedError):
+        r.connect(timeout=5)
+    assert r.stopped
+    r.close()
