@@ -103,9 +103,30 @@ class Checker:
         self.manifest = tuple(manifest)
         self.names = [e.name for e in manifest]
         self._expect = [(dtype_of(e.dtype), torch.Size(e.shape), torch.device(e.device)) for e in manifest]
+        self._fast = [(dtype, shape, torch.strided) for dtype, shape, _ in self._expect]
+        self._devices = [device for _, _, device in self._expect]
 
     def ordered(self, flat: Mapping[str, torch.Tensor], *, allow_grad: bool = False) -> list[torch.Tensor]:
-        """The tensors of `flat` in manifest order, or WeightsMismatchError listing every problem."""
+        """The tensors of `flat` in manifest order, or WeightsMismatchError listing every problem.
+
+        The common case (everything matches) is checked in bulk, a few list
+        comprehensions rather than a branchy loop: this runs on every send.
+        """
+        try:
+            out = [flat[n] for n in self.names]
+            if (
+                len(flat) == len(out)
+                and [(t.dtype, t.shape, t.layout) for t in out] == self._fast
+                and [t.device for t in out] == self._devices
+                and (allow_grad or not any([t.requires_grad for t in out]))
+            ):
+                return out
+        except (KeyError, AttributeError, TypeError):
+            pass
+        self._explain(flat, allow_grad)
+        raise AssertionError("unreachable: _explain found nothing to report")  # pragma: no cover
+
+    def _explain(self, flat: Mapping[str, torch.Tensor], allow_grad: bool) -> None:
         problems: list[str] = []
         if len(flat) != len(self.names) or any(n not in flat for n in self.names):
             missing = [n for n in self.names if n not in flat]
@@ -115,10 +136,11 @@ class Checker:
             if unknown:
                 problems.append(f"unknown {unknown[:_MAX_LISTED]}")
             raise WeightsMismatchError("names differ from the manifest: " + "; ".join(problems) + " (BAD-1)")
-        out = []
         for name, (dtype, shape, device) in zip(self.names, self._expect):
             t = flat[name]
-            if t.dtype != dtype or t.shape != shape or t.device != device:
+            if not isinstance(t, torch.Tensor):
+                problems.append(f"{name!r} is a {type(t).__name__}, not a tensor")
+            elif t.dtype != dtype or t.shape != shape or t.device != device:
                 problems.append(
                     f"{name!r} is {dtype_name(t.dtype)}{list(t.shape)} on {t.device}, "
                     f"expected {dtype_name(dtype)}{list(shape)} on {device}"
@@ -128,12 +150,9 @@ class Checker:
                     _check_tensor(name, t)
                 except WeightsMismatchError as e:
                     problems.append(str(e))
-            out.append(t)
             if len(problems) >= _MAX_LISTED:
                 break
-        if problems:
-            raise WeightsMismatchError("weights do not match the manifest: " + "; ".join(problems) + " (BAD-2)")
-        return out
+        raise WeightsMismatchError("weights do not match the manifest: " + "; ".join(problems) + " (BAD-2)")
 
 
 def views(buffer: torch.Tensor, manifest: Sequence[Entry]) -> list[torch.Tensor]:
