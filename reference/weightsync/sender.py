@@ -196,26 +196,32 @@ class Sender:
             return self._peers[i].handle
 
     def connect(self, timeout: float | None = None, *, workers=None) -> None:
-        """The handshake (Init, then Ready) with `workers`, by default every unconnected receiver (INIT-*)."""
+        """The handshake (Init, then Ready) with `workers` (INIT-*).
+
+        By default every receiver that is not live yet and has not failed: so after
+        one receiver's failure was raised, calling connect() again waits for the rest.
+        A named receiver that is already live is left as it is.
+        """
         deadline = transport.Deadline(timeout)
+        waiting = (PeerState.UNCONNECTED, PeerState.CONNECTING)
         with self._lock:
             self._check_open()
             if workers is None:
-                targets = [p.id for p in self._peers if p.state is PeerState.UNCONNECTED]
+                targets = [p.id for p in self._peers if p.state in waiting]
             else:
-                targets = self._check_workers(workers)
+                targets = [i for i in self._check_workers(workers) if self._peers[i].state is not PeerState.LIVE]
             for i in targets:
                 peer = self._peers[i]
-                if peer.state is not PeerState.UNCONNECTED:
+                if peer.state not in waiting:
                     raise ProtocolError(
-                        f"receiver {i} is {peer.state.value}; connect() takes unconnected receivers "
-                        "(call handle(i) again to restart one, LIFE-2)"
+                        f"receiver {i} is {peer.state.value}; restart it with handle({i}) first (LIFE-2)"
                     )
             for i in targets:
-                self._send_init(self._peers[i])
+                if self._peers[i].state is PeerState.UNCONNECTED:
+                    self._send_init(self._peers[i])
             while True:
                 # A failure is raised as soon as it is known (INIT-5); receivers still
-                # connecting finish their handshake during later calls.
+                # connecting finish their handshake in a later call.
                 failed = {i: self._peers[i].failure for i in targets if self._peers[i].state is PeerState.FAILED}
                 if failed:
                     raise ReceiverError(failed, self._version, failed, hint=_RESTART_HINT)
