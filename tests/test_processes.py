@@ -130,7 +130,7 @@ def test_everything_is_released_after_close(workers):
     detach(workers)
     assert fd_count() == fds_before
     assert thread_names() == threads_before
-    assert set(os.listdir("/dev/shm")) == shm_before
+    assert set(os.listdir("/dev/shm")) <= shm_before, "a /dev/shm entry was left behind"
     assert [w.call("resources") for w in workers] == remote_before
 
 
@@ -144,7 +144,7 @@ def test_demo_runs_and_leaves_nothing_behind():
     assert out.returncode == 0, out.stdout + out.stderr
     assert "checks passed" in out.stdout and "result         ok" in out.stdout
     assert "update    5/5" in out.stdout
-    assert set(os.listdir("/dev/shm")) == shm_before
+    assert set(os.listdir("/dev/shm")) <= shm_before, "a /dev/shm entry was left behind"
     assert out.stderr.strip() == "", out.stderr
 
 

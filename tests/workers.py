@@ -61,7 +61,7 @@ class _Commands:
     def state(self):
         r = self.receiver
         with r.reading():
-            return r.version, {k: v.detach().clone() for k, v in r.weights.items()}
+            return r.version, {k: v.detach().cpu().clone() for k, v in r.weights.items()}
 
     def poll(self, timeout=0.0):
         return self.receiver.poll(timeout)

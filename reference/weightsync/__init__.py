@@ -22,7 +22,7 @@ from .sender import Handle, SendFuture, Sender
 __version__ = "1.0.0"
 
 #: Optional parts of the spec this implementation provides (conformance capabilities).
-CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy"})
+CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda"})
 
 logging.getLogger("weightsync").addHandler(logging.NullHandler())
 

@@ -105,12 +105,13 @@ def _worker(index: int, ctl, data_q, ack_q) -> None:
                 conn.close()
                 result = None
             elif kind == "queue":
-                _, shapes = cmd
-                own = [torch.empty(s) for s in shapes]
+                _, shapes, device = cmd
+                own = [torch.empty(s, device=device) for s in shapes]
                 while (item := data_q.get()) is not None:
                     version, state = item
                     with torch.no_grad():
                         torch._foreach_copy_(own, list(state.values()))
+                    _sync(device)
                     del state
                     ack_q.put((index, version))
                 result = None
@@ -176,11 +177,23 @@ class Pool:
 # ---- measurements -----------------------------------------------------------
 
 
-def make_weights(params: int, tensors: int) -> dict[str, torch.Tensor]:
+def make_weights(params: int, tensors: int, device: str = "cpu") -> dict[str, torch.Tensor]:
     """`params` float32 parameters in `tensors` tensors of nearly equal size."""
     tensors = min(tensors, params)
     base, extra = divmod(params, tensors)
-    return {f"w{i:03d}": torch.empty(base + (i < extra)).uniform_() for i in range(tensors)}
+    return {f"w{i:03d}": torch.empty(base + (i < extra), device=device).uniform_() for i in range(tensors)}
+
+
+def cuda_supported() -> bool:
+    """CUDA cases run when the binding names the capability and a device is present (API-5)."""
+    from . import CAPABILITIES
+
+    return "cuda" in CAPABILITIES and torch.cuda.is_available()
+
+
+def _sync(device: str) -> None:
+    if device != "cpu":
+        torch.cuda.synchronize()
 
 
 def fd_count() -> int:
@@ -211,11 +224,17 @@ def _fill(case: Case, times: list[float]) -> Case:
     return case
 
 
-def bench_copy(weights, budget, lo, hi) -> list[float]:
-    nbytes = sum(t.numel() * t.element_size() for t in weights.values())
-    src = torch.empty(nbytes, dtype=torch.uint8).fill_(1)
-    dst = torch.empty_like(src)
-    return _timed(lambda: dst.copy_(src), budget, lo, hi)
+def bench_copy(weights, device, budget, lo, hi) -> list[float]:
+    """One copy of the same bytes (as one float32 tensor) on the weights' device."""
+    numel = sum(t.numel() for t in weights.values())
+    src = torch.empty(numel, device=device).uniform_()
+    dst = torch.zeros_like(src)  # touched now, so page faults are not timed
+
+    def copy():
+        dst.copy_(src)
+        _sync(device)
+
+    return _timed(copy, budget, lo, hi)
 
 
 def bench_pipe(pool: Pool, n: int, budget, lo, hi) -> list[float]:
@@ -259,9 +278,9 @@ def bench_weightsync(pool: Pool, weights, n: int, mode: str, zero_copy: bool, bu
     return times, fds
 
 
-def bench_queue(pool: Pool, weights, n: int, budget, lo, hi) -> list[float]:
+def bench_queue(pool: Pool, weights, device, n: int, budget, lo, hi) -> list[float]:
     shapes = [tuple(t.shape) for t in weights.values()]
-    pool.command(n, lambda i: ("queue", shapes))
+    pool.command(n, lambda i: ("queue", shapes, device))
     version = [0]
 
     def send():
@@ -363,6 +382,16 @@ def machine() -> dict:
     }
 
 
+def argv_shown(args: argparse.Namespace) -> list[str]:
+    """The options of this run as typed, --out left out (it says where, not what)."""
+    out = ["--quick"] if args.quick else []
+    for name in ("sizes", "receivers", "layouts", "systems", "budget", "max_reps"):
+        value = getattr(args, name)
+        if value is not None:
+            out.append(f"--{name.replace('_', '-')} {value}")
+    return out
+
+
 def _fmt_params(p: float) -> str:
     return f"1e{round(math.log10(p))}" if p >= 10 else str(int(p))
 
@@ -384,12 +413,15 @@ def run(args: argparse.Namespace) -> int:
     use_queue = systems is None or "queue" in systems
     use_torchrl = (systems is None or "torchrl" in systems) and torchrl_version() is not None
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    cuda_ok = cuda_supported()
     budget, lo, hi = cfg["budget"], cfg["min_reps"], cfg["max_reps"]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     info = machine()
-    per_group = 2 + len(variants) + use_queue + use_torchrl
-    total = len(cfg["sizes"]) * len(layouts) * len(cfg["receivers"]) * per_group * len(devices)
+    groups = len(cfg["sizes"]) * len(layouts) * len(cfg["receivers"])
+    per_group = {"cpu": 2 + len(variants) + use_queue + use_torchrl,
+                 "cuda": 2 + len(variants) + (use_queue if cuda_ok else 0)}
+    total = groups * sum(per_group[d] for d in devices)
     print(f"weightsync bench: {info['cpu']}, {info['cores']} cores, torch {info['torch']}, "
           f"torchrl {info['torchrl'] or 'not installed'}; {total} cases{' (quick)' if args.quick else ''}", flush=True)
 
@@ -416,8 +448,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         for device in devices:
-            if device != "cpu":
-                # CUDA slots are not implemented yet; the row says so rather than vanish.
+            if device != "cpu" and not cuda_ok:
+                # No CUDA slots in this binding: the rows say so rather than vanish.
                 for p in cfg["sizes"]:
                     for lay, nt in layouts.items():
                         for n in cfg["receivers"]:
@@ -426,10 +458,10 @@ def run(args: argparse.Namespace) -> int:
                 continue
             for p in cfg["sizes"]:
                 for lay, nt in layouts.items():
-                    weights = make_weights(int(p), nt)
+                    weights = make_weights(int(p), nt, device)
                     nbytes = sum(t.numel() * t.element_size() for t in weights.values())
                     base = dict(device=device, params=int(p), layout=lay, tensors=len(weights), nbytes=nbytes)
-                    copy_times = bench_copy(weights, budget, lo, hi)
+                    copy_times = bench_copy(weights, device, budget, lo, hi)
                     for n in cfg["receivers"]:
                         record(Case(**base, receivers=n, system="copy"), copy_times)
                         record(Case(**base, receivers=n, system="pipe"), bench_pipe(pool, n, budget, lo, hi))
@@ -442,8 +474,12 @@ def run(args: argparse.Namespace) -> int:
                                 record(case, error=f"{type(e).__name__}: {e}")
                         if use_queue:
                             hi_q = hi if nbytes < 1e8 else min(hi, 10)
-                            record(Case(**base, receivers=n, system="queue"), bench_queue(pool, weights, n, budget, lo, hi_q))
-                        if use_torchrl:
+                            case = Case(**base, receivers=n, system="queue")
+                            try:
+                                record(case, bench_queue(pool, weights, device, n, budget, lo, hi_q))
+                            except Exception as e:  # noqa: BLE001
+                                record(case, error=f"{type(e).__name__}: {e}")
+                        if use_torchrl and device == "cpu":
                             case = Case(**base, receivers=n, system="torchrl")
                             try:
                                 record(case, bench_torchrl(ctx, weights, n, budget, lo, hi))
@@ -460,6 +496,7 @@ def run(args: argparse.Namespace) -> int:
         "config": {**{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, "quick": bool(args.quick),
                    "layouts": layouts, "systems": ["copy", "pipe", *variants, *(["queue"] if use_queue else []),
                                                    *(["torchrl"] if use_torchrl else [])]},
+        "command": " ".join(["python -m weightsync bench", *argv_shown(args)]),
         "elapsed_s": round(elapsed, 1),
         "cases": [{**asdict(c), "throughput": c.throughput} for c in cases],
         "targets": targets(cases),
@@ -547,11 +584,11 @@ def markdown(results: dict, plots: list[str]) -> str:
     lines = [
         "# weightsync benchmark results",
         "",
-        f"Machine: {m['cpu']}, {m['cores']} cores, GPU {m['gpu'] or 'none'}; {m['os']}; Python {m['python']}, "
-        f"torch {m['torch']}, torchrl {m['torchrl'] or 'not installed'}. Run {m['date']}, "
-        f"{'`--quick`' if results['config']['quick'] else 'full run'}, {results['elapsed_s']:.0f} s.",
-        "",
         "<!-- --8<-- [start:tables] -->",
+        f"Machine: {m['cpu']}, {m['cores']} cores, GPU {m['gpu'] or 'none'}; {m['os']}; Python {m['python']}, "
+        f"torch {m['torch']}, torchrl {m['torchrl'] or 'not installed'}. Run {m['date']}: "
+        f"`{results['command']}`, {results['elapsed_s']:.0f} s.",
+        "",
         "### Targets",
         "",
         "| Target | Value | Limit | Verdict | Detail |",
@@ -588,11 +625,11 @@ def markdown(results: dict, plots: list[str]) -> str:
             rq = [f"{idx[(*k, b)].p50 / best.p50:.2f}" if best and (*k, b) in idx else "-" for b in ("queue", "torchrl")]
             gbs = f"{best.throughput / 1e9:.2f}" if best else "-"
             lines.append(f"| {_fmt_params(p)} | {LAYOUTS.get(lay, lay)} | {n} | " + " | ".join(r1 + r2 + rq) + f" | {gbs} |")
-    lines.append("<!-- --8<-- [end:tables] -->")
     if failed:
         lines += ["", "### Cases that did not run", ""]
         lines += [f"- {c.device} {_fmt_params(c.params)} params x {c.tensors} tensors, {c.receivers} receivers, "
                   f"{c.system}: {c.note}" for c in failed]
+    lines.append("<!-- --8<-- [end:tables] -->")
     if plots:
         lines += ["", "### Plots", ""] + [f"![{p}]({p})" for p in plots]
     return "\n".join(lines) + "\n"

@@ -32,11 +32,12 @@ class Entry:
 
 @dataclass(frozen=True)
 class SlotInfo:
-    """A buffer slot; its handle (a file descriptor here) travels beside the message."""
+    """A buffer slot; a CPU slot's handle (a file descriptor) travels beside the message."""
 
     slot: int
     device: str
     nbytes: int
+    ipc: tuple = ()  # a CUDA slot's IPC handle and event handle; empty for a CPU slot
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def encode(msg: object) -> bytes:
 
 
 def _slot_wire(s: SlotInfo) -> tuple:
-    return (s.slot, s.device, s.nbytes)
+    return (s.slot, s.device, s.nbytes, s.ipc)
 
 
 def decode(data: bytes) -> object:

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from . import layout, transport
+from .slots import Mapped, map_slot
 from .errors import ClosedError, ProtocolError, ReceiverError, SyncTimeoutError, WeightsMismatchError
 from .protocol import (
     ERROR,
@@ -125,7 +126,8 @@ class Receiver:
         handle.conn.close()
         self._state = _S.NEW
         self._version: int | None = None
-        self._buffers: dict[int, transport.SharedBuffer] = {}
+        self._mapped: dict[int, Mapped] = {}
+        self._stream = None  # the CUDA stream this receiver applies on (CUDA-3)
         self._views: dict[int, list[torch.Tensor]] = {}
         self._names: list[str] = []
         self._checker: layout.Checker | None = None
@@ -177,7 +179,7 @@ class Receiver:
             raise ClosedError(f"receiver {self.id}: the sender closed before the handshake")
         if not isinstance(msg, Init):
             step(RECEIVER_TABLE, self._state, message_event(msg), f"receiver {self.id}")
-        self._map(msg.slots, self._channel.recv_fds(len(msg.slots)))
+        self._map(msg.slots)
         try:
             self._bind(msg)
         except (WeightsMismatchError, ProtocolError) as e:
@@ -246,9 +248,9 @@ class Receiver:
         os.close(self._wake_w)
         if not self.zero_copy:
             self._views.clear()
-        for buf in self._buffers.values():
-            buf.close()
-        self._buffers.clear()
+        for mapped in self._mapped.values():
+            mapped.close()
+        self._mapped.clear()
         self._state = step(RECEIVER_TABLE, self._state, "close")
 
     @property
@@ -279,13 +281,14 @@ class Receiver:
                 self._state = step(RECEIVER_TABLE, self._state, "channel closed")
             return False
 
-    def _map(self, slots, fds) -> None:
-        for info, fd in zip(slots, fds):
-            buf = transport.SharedBuffer(info.nbytes, fd, writable=False)
-            buf.close_fd()  # the mapping keeps the memory; the fd is not needed
-            self._buffers[info.slot] = buf
+    def _map(self, slots) -> None:
+        """Maps the slots a message describes; CPU slots' descriptors follow the message."""
+        fds = iter(self._channel.recv_fds(sum(1 for s in slots if not s.ipc)))
+        for info in slots:
+            mapped = map_slot(info, None if info.ipc else next(fds))
+            self._mapped[info.slot] = mapped
             if self._checker is not None:
-                self._views[info.slot] = layout.views(buf.tensor, self._checker.manifest)
+                self._views[info.slot] = layout.views(mapped.tensor, self._checker.manifest)
 
     def _bind(self, init: Init) -> None:
         if init.protocol.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
@@ -294,11 +297,16 @@ class Receiver:
             raise ProtocolError(f"Init for receiver {init.receiver} reached receiver {self.id} (MSG-2)")
         self._checker = layout.Checker(init.manifest)
         self._names = list(self._checker.names)
-        for sid, buf in self._buffers.items():
-            self._views[sid] = layout.views(buf.tensor, init.manifest)
+        for sid, mapped in self._mapped.items():
+            self._views[sid] = layout.views(mapped.tensor, init.manifest)
+        device = torch.device(init.manifest[0].device) if init.manifest else torch.device("cpu")
+        if device.type == "cuda":
+            self._stream = torch.cuda.Stream(device)
         if self._target is None:
             if not self.zero_copy:
-                self._own = [torch.empty(e.shape, dtype=layout.dtype_of(e.dtype)) for e in init.manifest]
+                self._own = [
+                    torch.empty(e.shape, dtype=layout.dtype_of(e.dtype), device=e.device) for e in init.manifest
+                ]
         else:
             self._targets()  # raises WeightsMismatchError naming what differs (INIT-3)
 
@@ -315,14 +323,22 @@ class Receiver:
 
     def _apply(self, version: int, sid: int) -> None:
         src = self._views[sid]
+        mapped = self._mapped[sid]
         if self.zero_copy:
+            mapped.ready()  # host waits for the sender's write of this slot (CUDA-2)
             if self._target is not None:
                 for dst, view in zip(self._targets(), src):
                     dst.data = view
         else:
             dst = self._own if self._target is None else self._targets()
-            with torch.no_grad():
-                torch._foreach_copy_(dst, src)
+            if self._stream is None:
+                with torch.no_grad():
+                    torch._foreach_copy_(dst, src)
+            else:
+                with torch.no_grad(), torch.cuda.stream(self._stream):
+                    mapped.ready(self._stream)
+                    torch._foreach_copy_(dst, src, non_blocking=True)
+                self._stream.synchronize()  # the read ends before the ack frees the slot (CUDA-3)
         self._held = sid
         self._version = version
 
@@ -353,7 +369,7 @@ class Receiver:
             last = self._received
             if last is not None and msg.version <= last:
                 raise ProtocolError(f"Receive of version {msg.version} after version {last} (VER-3)")
-            self._map(msg.new_slots, self._channel.recv_fds(len(msg.new_slots)))
+            self._map(msg.new_slots)
             if msg.slot not in self._views:
                 raise ProtocolError(f"Receive names slot {msg.slot}, whose handle never came (SLOT-1)")
             self._received = msg.version

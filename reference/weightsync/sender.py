@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from multiprocessing import connection
 import torch
 
 from . import layout, transport
+from .slots import Group, Slot, make_slot
 from .errors import (
     ClosedError,
     ProtocolError,
@@ -61,20 +63,12 @@ class Handle:
         return f"Handle(receiver={self.receiver})"
 
 
-class _Slot:
-    def __init__(self, sid: int, nbytes: int, manifest):
-        self.id = sid
-        self.buffer = transport.SharedBuffer(nbytes, name=f"weightsync-slot{sid}")
-        self.views = layout.views(self.buffer.tensor, manifest)
-        self.version: int | None = None
-        self.info = SlotInfo(sid, "cpu", nbytes)
-
-
 @dataclass
 class _Peer:
     id: int
     channel: transport.Channel
     handle: Handle
+    group: Group
     state: PeerState = PeerState.UNCONNECTED
     outstanding: dict[int, int] = field(default_factory=dict)  # version -> slot, sent and not acked
     held: set[int] = field(default_factory=set)  # slots a zero-copy receiver still reads
@@ -132,36 +126,39 @@ class Sender:
             raise ValueError(f"num_workers must be a positive int, got {num_workers!r}")
         if ctx is not None and ctx.get_start_method() == "fork":
             raise ValueError("a fork context cannot be used: receivers must be started with spawn or forkserver (CON-2)")
-        if devices is not None:
-            wanted = [devices(i) if callable(devices) else devices[i] for i in range(num_workers)]
-            if any(torch.device(d).type != "cpu" for d in wanted):
-                raise NotImplementedError("only CPU buffers are implemented in this version")
         self._source = weights
         flat = layout.flatten(weights)
         self._manifest = layout.make_manifest(flat)
-        bad = sorted({e.device for e in self._manifest if e.device != "cpu"})
-        if bad:
-            raise NotImplementedError(f"weights on {bad}: only CPU buffers are implemented in this version")
+        sources = sorted({e.device for e in self._manifest}) or ["cpu"]
+        if len(sources) > 1:
+            raise NotImplementedError(f"weights on several devices {sources}; move them to one device first")
         self._checker = layout.Checker(self._manifest)
-        self._nbytes = layout.slot_nbytes(self._manifest, "cpu")
+        targets = _slot_devices(devices, num_workers, torch.device(sources[0]))
         self._max_slots = max_slots if max_slots is not None else num_workers + 2
         if self._max_slots < 2:
             raise ValueError("max_slots must be at least 2 (SLOT-1)")
         self._lock = threading.RLock()
         self._closed = False
-        self._slots: list[_Slot] = []
+        self._groups: dict[torch.device, Group] = {}
+        self._slot_ids = 0
         self._pending: list[SendFuture] = []
+        self._version = 0
         try:
-            self._slots = [_Slot(i, self._nbytes, self._manifest) for i in range(2)]
-            self._write(self._slots[0], self._checker.ordered(flat))
-            self._slots[0].version = 0
-            self._latest = self._slots[0]
-            self._version = 0
-            self._peers = [self._new_peer(i) for i in range(num_workers)]
+            tensors = self._checker.ordered(flat)
+            for device in dict.fromkeys(targets):
+                manifest = tuple(dataclasses.replace(e, device=str(device)) for e in self._manifest)
+                group = Group(device, layout.slot_nbytes(self._manifest, sources[0]), manifest)
+                self._groups[device] = group
+                for _ in range(2):
+                    self._add_slot(group)
+                group.slots[0].write(tensors)
+                group.slots[0].version = 0
+                group.latest = group.slots[0]
+            self._peers = [self._new_peer(i, self._groups[targets[i]]) for i in range(num_workers)]
         except BaseException:
             self._release()
             raise
-        log.debug("sender: %d entries, %d bytes per slot, %d receivers", len(self._manifest), self._nbytes, num_workers)
+        log.debug("sender: %d entries on %s, slot groups %s", len(self._manifest), sources[0], list(self._groups))
 
     # ---- public binding ----------------------------------------------------
 
@@ -192,7 +189,7 @@ class Sender:
                 )
             step(SENDER_TABLE, peer.state, "new handle", f"receiver {i}")
             self._drop_peer(peer, "replaced by a new handle")
-            self._peers[i] = self._new_peer(i)
+            self._peers[i] = self._new_peer(i, peer.group)
             return self._peers[i].handle
 
     def connect(self, timeout: float | None = None, *, workers=None) -> None:
@@ -279,9 +276,15 @@ class Sender:
 
     # ---- internals -----------------------------------------------------------
 
-    def _new_peer(self, i: int) -> _Peer:
+    def _new_peer(self, i: int, group: Group) -> _Peer:
         channel, theirs = transport.pipe()
-        return _Peer(i, channel, Handle(i, theirs))
+        return _Peer(i, channel, Handle(i, theirs), group)
+
+    def _add_slot(self, group: Group) -> Slot:
+        slot = make_slot(self._slot_ids, group.device, group.nbytes, group.manifest)
+        self._slot_ids += 1
+        group.slots.append(slot)
+        return slot
 
     def _drop_peer(self, peer: _Peer, why: str) -> None:
         for conn in (peer.channel, peer.handle.conn):
@@ -292,10 +295,10 @@ class Sender:
         for peer in getattr(self, "_peers", []):
             peer.channel.close()
             peer.handle.conn.close()
-        for slot in self._slots:
-            slot.views = []
-            slot.buffer.close()
-        self._slots = []
+        for group in self._groups.values():
+            for slot in group.slots:
+                slot.close()
+            group.slots = []
 
     def _check_open(self) -> None:
         if self._closed:
@@ -320,14 +323,15 @@ class Sender:
         # Our copy of their end goes first, so that a receiver that never
         # started or already died reads as end of file at once (SEND-3).
         peer.handle.conn.close()
+        group = peer.group
         init = Init(
-            PROTOCOL_VERSION, peer.id, self._manifest, tuple(s.info for s in self._slots), self._version, self._latest.id
+            PROTOCOL_VERSION, peer.id, group.manifest, tuple(s.info() for s in group.slots), self._version, group.latest.id
         )
         peer.state = step(SENDER_TABLE, peer.state, "send Init", f"receiver {peer.id}")
-        peer.outstanding = {self._version: self._latest.id}
-        peer.known = {s.id for s in self._slots}
+        peer.outstanding = {self._version: group.latest.id}
+        peer.known = {s.id for s in group.slots}
         try:
-            peer.channel.send(init, tuple(s.buffer.fd for s in self._slots))
+            peer.channel.send(init, tuple(fd for s in group.slots for fd in s.fds()))
         except transport.ChannelClosed as e:
             self._gone(peer, f"channel closed during the handshake: {e}")
 
@@ -337,16 +341,21 @@ class Sender:
         self._pump(0)
         tensors = self._checker.ordered(layout.flatten(self._source if weights is None else weights))
         self._check_targets(targets)
-        slot = self._free_slot(targets, deadline)
-        self._write(slot, tensors)
+        # Every group gets each version, once per device, so that a joiner on any
+        # device starts from the latest (LIFE-1, LAYOUT-2).
+        chosen = {device: self._free_slot(group, deadline) for device, group in self._groups.items()}
+        for slot in chosen.values():
+            slot.write(tensors)
         self._version += 1
-        slot.version = self._version
-        self._latest = slot
+        for device, slot in chosen.items():
+            slot.version = self._version
+            self._groups[device].latest = slot
         future = SendFuture(self, self._version, targets)
         self._pending.append(future)
         for i in targets:
-            self._send_receive(self._peers[i], slot)
-        log.debug("published version %d in slot %d to %s", self._version, slot.id, targets)
+            peer = self._peers[i]
+            self._send_receive(peer, chosen[peer.group.device])
+        log.debug("published version %d to %s", self._version, targets)
         return future
 
     def _check_targets(self, targets: list[int]) -> None:
@@ -366,25 +375,24 @@ class Sender:
             ids = sorted(i for d in by_state.values() for i in d)
             raise ProtocolError(f"receiver(s) {ids} are not connected; call sender.connect() first (SEND-4)")
 
-    def _pinned(self) -> dict[int, set[int]]:
+    def _pinned(self, group: Group) -> dict[int, set[int]]:
         """Slot id -> receivers that may read it; the latest slot is pinned for joiners (SLOT-2)."""
-        pins: dict[int, set[int]] = {self._latest.id: set()}
+        pins: dict[int, set[int]] = {group.latest.id: set()}
         for peer in self._peers:
-            if peer.state in (PeerState.CONNECTING, PeerState.LIVE):
+            if peer.group is group and peer.state in (PeerState.CONNECTING, PeerState.LIVE):
                 for sid in (*peer.outstanding.values(), *peer.held):
                     pins.setdefault(sid, set()).add(peer.id)
         return pins
 
-    def _free_slot(self, targets: list[int], deadline: transport.Deadline) -> _Slot:
+    def _free_slot(self, group: Group, deadline: transport.Deadline) -> Slot:
         while True:
-            pins = self._pinned()
-            for slot in self._slots:
+            pins = self._pinned(group)
+            for slot in group.slots:
                 if slot.id not in pins:
                     return slot
-            if len(self._slots) < self._max_slots:
-                slot = _Slot(len(self._slots), self._nbytes, self._manifest)
-                self._slots.append(slot)
-                log.debug("allocated slot %d", slot.id)
+            if len(group.slots) < self._max_slots:
+                slot = self._add_slot(group)
+                log.debug("allocated slot %d on %s", slot.id, group.device)
                 return slot
             if deadline.expired():
                 blocking = sorted({i for ids in pins.values() for i in ids})
@@ -395,16 +403,11 @@ class Sender:
             self._pump(deadline.left())
             self._check_open()
 
-    @staticmethod
-    def _write(slot: _Slot, tensors: list[torch.Tensor]) -> None:
-        with torch.no_grad():
-            torch._foreach_copy_(slot.views, tensors)
-
-    def _send_receive(self, peer: _Peer, slot: _Slot) -> None:
-        new = [s for s in self._slots if s.id not in peer.known]
-        msg = Receive(self._version, slot.id, tuple(s.info for s in new))
+    def _send_receive(self, peer: _Peer, slot: Slot) -> None:
+        new = [s for s in peer.group.slots if s.id not in peer.known]
+        msg = Receive(self._version, slot.id, tuple(s.info() for s in new))
         try:
-            peer.channel.send(msg, tuple(s.buffer.fd for s in new))
+            peer.channel.send(msg, tuple(fd for s in new for fd in s.fds()))
         except transport.ChannelClosed as e:
             self._gone(peer, f"channel closed: {e}")
             return
@@ -504,3 +507,25 @@ class Sender:
             if peer.id in future.workers:
                 future._settle(peer.id, status, why)
         self._pending = [f for f in self._pending if not f.done()]
+
+
+def _slot_devices(devices, n: int, source: torch.device) -> list[torch.device]:
+    """The slot device of each receiver: `devices[i]`, `devices(i)`, or the weights' device (CUDA-1)."""
+    if devices is None:
+        wanted = [source] * n
+    elif callable(devices):
+        wanted = [devices(i) for i in range(n)]
+    else:
+        wanted = list(devices)
+        if len(wanted) != n:
+            raise ValueError(f"devices names {len(wanted)} devices for {n} receivers")
+    out = []
+    for d in map(torch.device, wanted):
+        if d.type == "cuda":
+            if not torch.cuda.is_available():
+                raise ValueError(f"slot device {d} requested, but CUDA is not available here")
+            d = torch.device("cuda", torch.cuda.current_device() if d.index is None else d.index)
+        elif d.type != "cpu":
+            raise ValueError(f"slot device {d} is neither cpu nor cuda")
+        out.append(d)
+    return out

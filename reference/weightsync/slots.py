@@ -1,0 +1,172 @@
+"""Buffer slots on each device, and how a receiver maps the ones it is sent (SLOT-*, LAYOUT-*).
+
+A CPU slot is a memfd mapped into every process; its handle is a file
+descriptor that travels beside the message. A CUDA slot is one device
+allocation shared through CUDA IPC; its handle is the IPC tuple, plus an
+interprocess event recorded after each write, which a receiver's stream
+waits on before it reads: publication is stream-ordered, with no device-wide
+synchronize (CUDA-2).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import torch
+
+from . import layout, transport
+from .protocol import SlotInfo
+
+# CUDA slots of senders in this process, by IPC handle: a process cannot open its
+# own IPC handles, so a receiver in the sender's process looks here first.
+_LOCAL_CUDA: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+class Slot:
+    """One version's worth of bytes on one device."""
+
+    def __init__(self, sid: int, device: torch.device, nbytes: int, manifest):
+        self.id = sid
+        self.device = device
+        self.nbytes = nbytes
+        self.version: int | None = None
+        self._manifest = manifest
+        self.views: list[torch.Tensor] = []
+
+    def info(self) -> SlotInfo:
+        return SlotInfo(self.id, str(self.device), self.nbytes)
+
+    def fds(self) -> tuple[int, ...]:
+        return ()
+
+    def write(self, tensors: list[torch.Tensor]) -> None:
+        with torch.no_grad():
+            torch._foreach_copy_(self.views, tensors)
+
+    def close(self) -> None:
+        self.views = []
+
+
+class CpuSlot(Slot):
+    def __init__(self, sid, device, nbytes, manifest):
+        super().__init__(sid, device, nbytes, manifest)
+        self.buffer = transport.SharedBuffer(nbytes, name=f"weightsync-slot{sid}")
+        self.views = layout.views(self.buffer.tensor, manifest)
+
+    def fds(self) -> tuple[int, ...]:
+        return (self.buffer.fd,)
+
+    def close(self) -> None:
+        super().close()
+        self.buffer.close()
+
+
+class _CudaHolder:
+    """What the local registry points at (weak references need a plain object)."""
+
+    def __init__(self, tensor, event):
+        self.tensor = tensor
+        self.event = event
+
+
+class CudaSlot(Slot):
+    """A device allocation kept alive by the sender until close() (CUDA-4)."""
+
+    _streams: dict[torch.device, torch.cuda.Stream] = {}
+
+    def __init__(self, sid, device, nbytes, manifest):
+        super().__init__(sid, device, nbytes, manifest)
+        self.tensor = torch.zeros(nbytes, dtype=torch.uint8, device=device)
+        self.event = torch.cuda.Event(interprocess=True)
+        self.event.record(torch.cuda.current_stream(device))
+        self.views = layout.views(self.tensor, manifest)
+        self._holder = _CudaHolder(self.tensor, self.event)
+        self._handle: bytes | None = None
+
+    def _stream(self) -> torch.cuda.Stream:
+        if self.device not in CudaSlot._streams:
+            CudaSlot._streams[self.device] = torch.cuda.Stream(self.device)
+        return CudaSlot._streams[self.device]
+
+    def info(self) -> SlotInfo:
+        # A fresh share per receiver: each carries its own IPC reference count.
+        share = self.tensor.untyped_storage()._share_cuda_()
+        self._handle = share[1]
+        _LOCAL_CUDA[share[1]] = self._holder
+        return SlotInfo(self.id, str(self.device), self.nbytes, (*share, self.event.ipc_handle()))
+
+    def write(self, tensors: list[torch.Tensor]) -> None:
+        """Copies on a side stream ordered after the producers of `tensors`, then records the event."""
+        side = self._stream()
+        sources = {t.device for t in tensors if t.is_cuda}
+        for dev in sources:
+            side.wait_stream(torch.cuda.current_stream(dev))
+        with torch.no_grad(), torch.cuda.stream(side):
+            torch._foreach_copy_(self.views, tensors, non_blocking=True)
+            self.event.record(side)
+        for dev in sources:  # the caller's next writes to its tensors wait for this read
+            torch.cuda.current_stream(dev).wait_stream(side)
+        if not sources:
+            side.synchronize()  # a CPU source may change as soon as we return
+
+    def close(self) -> None:
+        super().close()
+        self.tensor = None
+        self._holder = None
+
+
+def make_slot(sid: int, device: torch.device, nbytes: int, manifest) -> Slot:
+    cls = CudaSlot if device.type == "cuda" else CpuSlot
+    return cls(sid, device, nbytes, manifest)
+
+
+class Group:
+    """The slots of one device; the receivers whose slot device it is read only these."""
+
+    def __init__(self, device: torch.device, nbytes: int, manifest):
+        self.device = device
+        self.nbytes = nbytes
+        self.manifest = manifest
+        self.slots: list[Slot] = []
+        self.latest: Slot | None = None
+
+
+class Mapped:
+    """A receiver's view of one slot: its bytes and, for CUDA, the event to wait on."""
+
+    def __init__(self, tensor: torch.Tensor, event=None, keep=None):
+        self.tensor = tensor
+        self.event = event
+        self._keep = keep  # what keeps the mapping alive (SharedBuffer or IPC storage)
+
+    def ready(self, stream=None) -> None:
+        """Orders the reader after the sender's last write of this slot (CUDA-2)."""
+        if self.event is not None:
+            if stream is not None:
+                stream.wait_event(self.event)
+            else:
+                self.event.synchronize()
+
+    def close(self) -> None:
+        if isinstance(self._keep, transport.SharedBuffer):
+            self._keep.close()
+        self.tensor = None
+        self._keep = None
+
+
+def map_slot(info: SlotInfo, fd: int | None) -> Mapped:
+    """Maps a slot the sender described; CPU slots read-only (SLOT-4)."""
+    if torch.device(info.device).type != "cuda":
+        buf = transport.SharedBuffer(info.nbytes, fd, writable=False)
+        buf.close_fd()
+        return Mapped(buf.tensor, None, buf)
+    device = torch.device(info.device)
+    share, event_handle = info.ipc[:-1], info.ipc[-1]
+    local = _LOCAL_CUDA.get(share[1])
+    if local is not None:
+        return Mapped(local.tensor, local.event, local)
+    torch.cuda._lazy_init()
+    storage = torch.UntypedStorage._new_shared_cuda(*share)
+    tensor = torch.empty(0, dtype=torch.uint8, device=device).set_(storage, 0, (info.nbytes,), (1,))
+    event = torch.cuda.Event.from_ipc_handle(device, event_handle)
+    return Mapped(tensor, event, storage)
