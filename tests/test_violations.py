@@ -162,3 +162,16 @@ def test_receiver_stops_on_stop_before_init():
         r.connect(timeout=5)
     assert r.stopped
     r.close()
+
+
+def test_sender_gone_between_init_and_ready_is_a_closed_error():
+    """SM-R-3, LIFE-7: the Init was read, but the sender closed before Ready could go out."""
+    fake = FakeSender()
+    r = ws.Receiver(fake.handle, mode="pull")
+    fake.init(version=2)
+    fake.ch.close()  # the receiver still finds the Init in its socket buffer
+    with pytest.raises(ws.ClosedError, match="handshake"):
+        r.connect(timeout=5)
+    assert r.stopped
+    r.close()
+    fake.buffer.close()

@@ -14,6 +14,7 @@ figure the same run measures:
 - torchrl: TorchRL's SharedMemWeightSyncScheme, when `torchrl` imports, with a
   trainer whose weights are distinct from the shared buffer.
 
+Every process uses one torch thread unless --threads says otherwise (see run()).
 Results go to results.md, results.json and one latency plot per layout under --out.
 No figure here is asserted anywhere: the tests only run the benchmark tiny.
 """
@@ -30,6 +31,7 @@ import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass
+from multiprocessing import connection
 from pathlib import Path
 
 import torch
@@ -87,7 +89,9 @@ def _worker(index: int, ctl, data_q, ack_q) -> None:
         if kind == "exit":
             return
         try:
-            if kind == "weightsync":
+            if kind == "ping":
+                result = None
+            elif kind == "weightsync":
                 _, handle, mode, zero_copy = cmd
                 with Receiver(handle, mode=mode, zero_copy=zero_copy) as rx:
                     rx.connect(timeout=TIMEOUT)
@@ -115,13 +119,16 @@ def _worker(index: int, ctl, data_q, ack_q) -> None:
                     del state
                     ack_q.put((index, version))
                 result = None
-            elif kind == "torchrl":
-                result = _torchrl_worker(*cmd[1:])
             else:
                 raise ValueError(f"unknown command {kind!r}")
             ctl.send(("done", result))
         except Exception as e:  # noqa: BLE001 - reported to the parent, which names the case
+            for arg in cmd[1:]:  # a handle or pipe end left open would keep the sender waiting
+                conn = getattr(arg, "conn", arg)
+                if isinstance(conn, connection.Connection):
+                    conn.close()
             ctl.send(("error", f"{type(e).__name__}: {e}"))
+        cmd = None
 
 
 class Pool:
@@ -140,6 +147,8 @@ class Pool:
             theirs.close()
             self.ctl.append(ours)
             self.procs.append(p)
+        self.command(n, lambda i: ("ping",))
+        self.expect(n, "done")  # every worker has imported torch and waits for cases
 
     def command(self, n: int, make) -> None:
         for i in range(n):
@@ -157,6 +166,14 @@ class Pool:
                 raise RuntimeError(f"worker {i} answered {kind!r}, expected {what!r}")
             out.append(value)
         return out
+
+    def drain(self, n: int, timeout: float = 30.0) -> None:
+        """After a failed case: read each worker's messages until it reports the case ended."""
+        for c in self.ctl[:n]:
+            deadline = time.monotonic() + timeout
+            while c.poll(max(0.0, deadline - time.monotonic())):
+                if c.recv()[0] in ("done", "error"):
+                    break
 
     def close(self) -> None:
         for c in self.ctl:
@@ -201,15 +218,17 @@ def fd_count() -> int:
 
 
 def _timed(fn, budget: float, min_reps: int, max_reps: int) -> list[float]:
-    """Two warm-up calls, then as many timed calls as fit `budget` seconds (within the bounds)."""
-    warm = []
-    for _ in range(2):
-        t = time.perf_counter()
+    """Warm-up calls, then timed calls until `budget` seconds pass (within the bounds on their number).
+
+    Two warm-up calls, or one when it alone took a third of the budget (a slow baseline).
+    """
+    t = time.perf_counter()
+    fn()
+    if time.perf_counter() - t < budget / 3:
         fn()
-        warm.append(time.perf_counter() - t)
-    reps = max(min_reps, min(max_reps, int(budget / max(min(warm), 1e-6))))
-    out = []
-    for _ in range(reps):
+    out: list[float] = []
+    start = time.perf_counter()
+    while len(out) < min_reps or (len(out) < max_reps and time.perf_counter() - start < budget):
         t = time.perf_counter()
         fn()
         out.append(time.perf_counter() - t)
@@ -270,8 +289,11 @@ def bench_weightsync(pool: Pool, weights, n: int, mode: str, zero_copy: bool, bu
         times = _timed(lambda: sender.send(timeout=TIMEOUT), budget, lo, hi)
         fds = fd_count() - before
         version = sender.version
-    finally:
+    except BaseException:
         sender.close()
+        pool.drain(n)  # the workers end this case (Stop reaches them) before the next one starts
+        raise
+    sender.close()
     finals = pool.expect(n, "done")
     if finals != [version] * n:
         raise RuntimeError(f"receivers ended at versions {finals}, the sender at {version}")
@@ -310,18 +332,24 @@ def torchrl_version() -> str | None:
     return getattr(torchrl, "__version__", "unknown")
 
 
-def _torchrl_worker(scheme, index: int, shapes, stop) -> int:
-    from tensordict import TensorDict
-
-    model = TensorDict({f"w{i:03d}": torch.empty(s) for i, s in enumerate(shapes)})
-    scheme.init_on_receiver(model_id="policy", model=model, worker_idx=index)
-    scheme.connect(worker_idx=index)
-    stop.wait()
-    return 0
+def _torchrl_once(ctl, scheme, index: int, shapes, stop) -> None:
+    """A TorchRL worker: a module with the same parameter names, synchronised by `scheme`."""
+    torch.set_num_threads(1)
+    try:
+        model = torch.nn.Module()
+        for i, shape in enumerate(shapes):
+            model.register_parameter(f"w{i:03d}", torch.nn.Parameter(torch.empty(shape), requires_grad=False))
+        scheme.init_on_receiver(model_id="policy", model=model, worker_idx=index)
+        scheme.connect(worker_idx=index)
+        ctl.send(("connected", index))
+        stop.wait()
+        ctl.send(("done", None))
+    except Exception as e:  # noqa: BLE001 - reported to the parent, which names the case
+        ctl.send(("error", f"{type(e).__name__}: {e}"))
 
 
 def bench_torchrl(ctx, weights, n: int, budget, lo, hi) -> list[float]:
-    """Fresh processes per case: the scheme's queues reach a worker only when it is started."""
+    """TorchRL's scheme, in fresh processes: its queues reach a worker only when it is started."""
     from tensordict import TensorDict
     from torchrl.weight_update import SharedMemWeightSyncScheme
 
@@ -337,8 +365,16 @@ def bench_torchrl(ctx, weights, n: int, budget, lo, hi) -> list[float]:
     ]
     for p in procs:
         p.start()
+    for _, theirs in pipes:
+        theirs.close()
     try:
         scheme.connect()
+        for i, (ours, _) in enumerate(pipes):
+            if not ours.poll(TIMEOUT):
+                raise TimeoutError(f"torchrl worker {i} did not connect")
+            kind, value = ours.recv()
+            if kind == "error":
+                raise RuntimeError(f"torchrl worker {i}: {value}")
         return _timed(lambda: scheme.send(weights=trainer), budget, lo, hi)
     finally:
         stop.set()
@@ -349,17 +385,43 @@ def bench_torchrl(ctx, weights, n: int, budget, lo, hi) -> list[float]:
                 p.join(timeout=30)
                 if p.is_alive():
                     p.kill()
-
-
-def _torchrl_once(ctl, scheme, index, shapes, stop) -> None:
-    torch.set_num_threads(1)
-    try:
-        ctl.send(("done", _torchrl_worker(scheme, index, shapes, stop)))
-    except Exception as e:  # noqa: BLE001
-        ctl.send(("error", f"{type(e).__name__}: {e}"))
+                    p.join(timeout=5)
+            for ours, _ in pipes:
+                ours.close()
 
 
 # ---- the run ------------------------------------------------------------------
+
+
+def measure_group(pool, device, weights, layout, n, variants, use_queue, use_torchrl, reps, record) -> None:
+    """Every system for one model on one device to `n` receivers, floors first."""
+    budget, lo, hi = reps
+    nbytes = sum(t.numel() * t.element_size() for t in weights.values())
+    params = sum(t.numel() for t in weights.values())
+    base = dict(device=device, params=params, layout=layout, tensors=len(weights), nbytes=nbytes, receivers=n)
+    # The floors are measured next to each group, so that they share its moment's load.
+    record(Case(**base, system="copy"), bench_copy(weights, device, budget, lo, hi))
+    record(Case(**base, system="pipe"), bench_pipe(pool, n, budget, lo, hi))
+    runs = {name: (lambda m=mode, z=zc: bench_weightsync(pool, weights, n, m, z, budget, lo, hi))
+            for name, (mode, zc) in variants.items()}
+    if use_queue:  # the naive baseline is slow: fewer sends
+        runs["queue"] = lambda: (bench_queue(pool, weights, device, n, budget, min(lo, 3),
+                                             hi if nbytes < 1e8 else min(hi, 10)), None)
+    if use_torchrl and device == "cpu":
+        runs["torchrl"] = lambda: (bench_torchrl(pool.ctx, weights, n, budget, lo, hi), None)
+    for name, measure in runs.items():
+        case = Case(**base, system=name)
+        try:
+            times, case.fds = measure()
+        except Exception as e:  # noqa: BLE001 - one failed case must not end the run
+            record(case, error=f"{type(e).__name__}: {e}")
+        else:
+            record(case, times)
+
+
+def _json_safe(row: dict) -> dict:
+    """NaN (a case that did not run, a throughput that does not apply) becomes null."""
+    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
 
 
 def machine() -> dict:
@@ -385,15 +447,19 @@ def machine() -> dict:
 def argv_shown(args: argparse.Namespace) -> list[str]:
     """The options of this run as typed, --out left out (it says where, not what)."""
     out = ["--quick"] if args.quick else []
-    for name in ("sizes", "receivers", "layouts", "systems", "budget", "max_reps"):
+    for name in ("sizes", "receivers", "layouts", "systems", "budget", "max_reps", "threads"):
         value = getattr(args, name)
-        if value is not None:
+        if value is not None and not (name == "threads" and value == 1):
             out.append(f"--{name.replace('_', '-')} {value}")
     return out
 
 
 def _fmt_params(p: float) -> str:
-    return f"1e{round(math.log10(p))}" if p >= 10 else str(int(p))
+    """1000 -> 1e3, 2000000 -> 2e6; small counts as they are."""
+    if p < 100:
+        return str(int(p))
+    mantissa, exponent = f"{p:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -408,6 +474,11 @@ def run(args: argparse.Namespace) -> int:
         cfg["max_reps"] = args.max_reps
         cfg["min_reps"] = min(cfg["min_reps"], args.max_reps)
     systems = [s.strip() for s in args.systems.split(",")] if args.systems else None
+    unknown = sorted(set(systems or ()) - set(COLUMNS)) + sorted(
+        set(args.layouts.split(",") if args.layouts else ()) - set(LAYOUTS))
+    if unknown:
+        print(f"unknown system or layout: {unknown}; systems are {COLUMNS}, layouts {list(LAYOUTS)}", file=sys.stderr)
+        return 2
     variants = {k: v for k, v in VARIANTS.items() if systems is None or k in systems}
     layouts = {k: v for k, v in LAYOUTS.items() if not args.layouts or k in args.layouts.split(",")}
     use_queue = systems is None or "queue" in systems
@@ -418,6 +489,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     info = machine()
+    info["sender_threads"] = args.threads
     groups = len(cfg["sizes"]) * len(layouts) * len(cfg["receivers"])
     per_group = {"cpu": 2 + len(variants) + use_queue + use_torchrl,
                  "cuda": 2 + len(variants) + (use_queue if cuda_ok else 0)}
@@ -425,6 +497,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"weightsync bench: {info['cpu']}, {info['cores']} cores, torch {info['torch']}, "
           f"torchrl {info['torchrl'] or 'not installed'}; {total} cases{' (quick)' if args.quick else ''}", flush=True)
 
+    # A parallel copy waits for every OpenMP thread; on a machine whose cores the receivers
+    # keep busy, one descheduled thread costs a scheduler quantum (ms) and the figure
+    # measures the scheduler. One thread per process is the default for that reason.
+    torch.set_num_threads(args.threads)
     ctx = mp.get_context("spawn")
     t_start = time.perf_counter()
     pool = Pool(max(cfg["receivers"]), ctx)
@@ -448,43 +524,18 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         for device in devices:
-            if device != "cpu" and not cuda_ok:
-                # No CUDA slots in this binding: the rows say so rather than vanish.
-                for p in cfg["sizes"]:
-                    for lay, nt in layouts.items():
-                        for n in cfg["receivers"]:
-                            for system in ["copy", "pipe", *variants]:
-                                record(Case(device, int(p), lay, nt, int(p) * 4, n, system), error="CUDA not implemented")
-                continue
             for p in cfg["sizes"]:
                 for lay, nt in layouts.items():
+                    if device != "cpu" and not cuda_ok:  # the rows say so rather than vanish
+                        for n in cfg["receivers"]:
+                            for system in ["copy", "pipe", *variants]:
+                                record(Case(device, int(p), lay, nt, int(p) * 4, n, system),
+                                       error="this binding has no CUDA slots")
+                        continue
                     weights = make_weights(int(p), nt, device)
-                    nbytes = sum(t.numel() * t.element_size() for t in weights.values())
-                    base = dict(device=device, params=int(p), layout=lay, tensors=len(weights), nbytes=nbytes)
-                    copy_times = bench_copy(weights, device, budget, lo, hi)
                     for n in cfg["receivers"]:
-                        record(Case(**base, receivers=n, system="copy"), copy_times)
-                        record(Case(**base, receivers=n, system="pipe"), bench_pipe(pool, n, budget, lo, hi))
-                        for name, (mode, zc) in variants.items():
-                            case = Case(**base, receivers=n, system=name)
-                            try:
-                                times, case.fds = bench_weightsync(pool, weights, n, mode, zc, budget, lo, hi)
-                                record(case, times)
-                            except Exception as e:  # noqa: BLE001 - one failed case must not end the run
-                                record(case, error=f"{type(e).__name__}: {e}")
-                        if use_queue:
-                            hi_q = hi if nbytes < 1e8 else min(hi, 10)
-                            case = Case(**base, receivers=n, system="queue")
-                            try:
-                                record(case, bench_queue(pool, weights, device, n, budget, lo, hi_q))
-                            except Exception as e:  # noqa: BLE001
-                                record(case, error=f"{type(e).__name__}: {e}")
-                        if use_torchrl and device == "cpu":
-                            case = Case(**base, receivers=n, system="torchrl")
-                            try:
-                                record(case, bench_torchrl(ctx, weights, n, budget, lo, hi))
-                            except Exception as e:  # noqa: BLE001
-                                record(case, error=f"{type(e).__name__}: {e}")
+                        measure_group(pool, device, weights, lay, n, variants, use_queue, use_torchrl,
+                                      (budget, lo, hi), record)
                     del weights
     except KeyboardInterrupt:
         print("interrupted: writing what was measured", file=sys.stderr)
@@ -498,10 +549,10 @@ def run(args: argparse.Namespace) -> int:
                                                    *(["torchrl"] if use_torchrl else [])]},
         "command": " ".join(["python -m weightsync bench", *argv_shown(args)]),
         "elapsed_s": round(elapsed, 1),
-        "cases": [{**asdict(c), "throughput": c.throughput} for c in cases],
+        "cases": [_json_safe({**asdict(c), "throughput": c.throughput}) for c in cases],
         "targets": targets(cases),
     }
-    (out / "results.json").write_text(json.dumps(results, indent=1, allow_nan=True) + "\n")
+    (out / "results.json").write_text(json.dumps(results, indent=1, allow_nan=False) + "\n")
     plots = plot(cases, out)
     (out / "results.md").write_text(markdown(results, plots))
     print(f"done in {elapsed:.0f} s; wrote {out / 'results.md'}, {out / 'results.json'} and {len(plots)} plots")
@@ -535,7 +586,7 @@ def targets(cases: list[Case]) -> list[dict]:
     cpu = [c for c in cases if c.device == "cpu"]
     sizes = sorted({c.params for c in cpu})
     recv = sorted({c.receivers for c in cpu})
-    small = sizes[0] if sizes else None
+    small = sizes[0] if sizes and sizes[0] <= 10_000 else None
     worst = None
     for n in recv:
         ws = best_weightsync(idx, ("cpu", small, "few", n))
@@ -578,7 +629,8 @@ def _ms(c: Case | None) -> str:
 
 def markdown(results: dict, plots: list[str]) -> str:
     m = results["machine"]
-    cases = [Case(**{k: v for k, v in c.items() if k != "throughput"}) for c in results["cases"]]
+    cases = [Case(**{k: (math.nan if v is None and k in ("p50", "p90") else v)
+                     for k, v in c.items() if k != "throughput"}) for c in results["cases"]]
     idx = _lookup(cases)
     failed = [c for c in cases if c.note]
     lines = [
@@ -586,7 +638,8 @@ def markdown(results: dict, plots: list[str]) -> str:
         "",
         "<!-- --8<-- [start:tables] -->",
         f"Machine: {m['cpu']}, {m['cores']} cores, GPU {m['gpu'] or 'none'}; {m['os']}; Python {m['python']}, "
-        f"torch {m['torch']}, torchrl {m['torchrl'] or 'not installed'}. Run {m['date']}: "
+        f"torch {m['torch']}, torchrl {m['torchrl'] or 'not installed'}; torch threads: sender "
+        f"{m.get('sender_threads', '?')}, receivers 1. Run {m['date']}: "
         f"`{results['command']}`, {results['elapsed_s']:.0f} s.",
         "",
         "### Targets",
@@ -684,3 +737,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         + " (copy and pipe always run)")
     parser.add_argument("--budget", type=float, help="seconds of timed sends per case (default 1.5, quick 0.25)")
     parser.add_argument("--max-reps", type=int, help="most timed sends per case")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch intra-op threads of the sending process (default 1; receivers use 1)")

@@ -183,12 +183,13 @@ class Receiver:
         try:
             self._bind(msg)
         except (WeightsMismatchError, ProtocolError) as e:
-            self._send(Ready(self.id, None, ERROR, str(e)))
-            self._state = step(RECEIVER_TABLE, self._state, "recv Init(mismatch)")
+            if self._send(Ready(self.id, None, ERROR, str(e))):
+                self._state = step(RECEIVER_TABLE, self._state, "recv Init(mismatch)")
             raise
         self._apply(msg.version, msg.slot)
         self._received = msg.version
-        self._send(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy))
+        if not self._send(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy)):
+            raise ClosedError(f"receiver {self.id}: the sender closed during the handshake")
         self._state = step(RECEIVER_TABLE, self._state, "recv Init(match)")
         if self.mode == "push":
             self._thread = threading.Thread(target=self._run, name=f"weightsync-receiver-{self.id}", daemon=True)
