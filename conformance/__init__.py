@@ -1,0 +1,1 @@
+"""The weightsync conformance suite: `pytest conformance --impl=MODULE` (docs/conformance.md)."""

@@ -1,0 +1,659 @@
+"""Receiver processes for the suite: spawned once, driven over a control pipe, every wait bounded.
+
+Each worker process imports the implementation under test by name and runs a
+small command loop around one `Receiver` at a time. The suite talks to it with
+`Worker.call(cmd, ...)`, or `submit` + `result` when the test must do something
+on the sender side before the worker can answer (connect). Workers are reused
+across tests and Hypothesis examples; one that dies or stops answering is
+replaced. Only the binding is used: `Receiver`, its public methods, the error
+classes and `CAPABILITIES`.
+
+To make "an exception inside apply" possible through the binding alone, a
+worker can hand the receiver a target of its own, `ControlledMapping`: a plain
+mapping of tensors whose `items()` / `__getitem__` raise (or pause) on demand.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import multiprocessing as mp
+import os
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+#: Bound on any harness wait for a worker's answer (seconds).
+BOUND = 15.0
+#: Bound on a worker's start (it imports torch and the implementation).
+START_BOUND = 90.0
+
+ERROR_NAMES = (
+    "SyncTimeoutError",
+    "ReceiverError",
+    "ReceiverDiedError",
+    "ProtocolError",
+    "ClosedError",
+    "WeightsMismatchError",
+    "WeightSyncError",
+)
+
+
+class HarnessError(AssertionError):
+    """A worker died or did not answer within its bound."""
+
+
+@dataclass
+class RemoteError:
+    """An exception raised inside a worker, described with the binding's class names."""
+
+    type: str
+    kinds: tuple[str, ...]  # binding error classes it is an instance of
+    message: str
+    workers: list | None = None
+    version: object = None
+    details: dict = field(default_factory=dict)
+    builtins: tuple[str, ...] = ()  # ValueError, TimeoutError, ... it is an instance of
+
+    def isa(self, name: str) -> bool:
+        return name in self.kinds or name in self.builtins or name == self.type
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
+
+
+def shm_state() -> dict[str, int]:
+    """Shared segments this process maps or holds open (memfd or /dev/shm), for leak checks."""
+    maps, fds = set(), 0
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                if "/memfd:" in line or "/dev/shm/" in line:
+                    parts = line.split()
+                    maps.add(parts[4] if len(parts) > 4 else line)
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    try:
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("/memfd:") or target.startswith("/dev/shm/"):
+                fds += 1
+    except OSError:  # pragma: no cover
+        pass
+    return {"maps": len(maps), "fds": fds}
+
+
+def child_processes() -> dict[int, str]:
+    """pid -> command line of this process's children (for "no process left after close")."""
+    me, out = os.getpid(), {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid == me:
+                with open(f"/proc/{d}/cmdline") as f:
+                    out[int(d)] = f.read().replace("\0", " ").strip()
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def new_threads(baseline: set[int]) -> list[str]:
+    """Threads started since `baseline` (idents) that are not the suite's own or multiprocessing's."""
+    out = []
+    for t in threading.enumerate():
+        if t.ident in baseline or not t.is_alive() or t.name.startswith("conformance-"):
+            continue
+        target = getattr(t, "_target", None)  # the fd-passing helper multiprocessing starts for handles
+        if target is not None and getattr(target, "__module__", "") == "multiprocessing.resource_sharer":
+            continue
+        out.append(t.name)
+    return out
+
+
+def open_fds() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:  # pragma: no cover
+        return -1
+
+
+# ---- worker side ----------------------------------------------------------------
+
+
+class ControlledMapping(Mapping):
+    """A target mapping whose reads fail or pause on demand ("raise inside apply")."""
+
+    def __init__(self, tensors: dict):
+        self._tensors = tensors
+        self.mode: object = None  # None | "raise" | ("slow", seconds)
+
+    def _trip(self) -> None:
+        if self.mode == "raise":
+            raise RuntimeError("conformance harness: injected failure while applying")
+        if isinstance(self.mode, tuple) and self.mode[0] == "slow":
+            time.sleep(self.mode[1])
+
+    def __getitem__(self, key):
+        self._trip()
+        return self._tensors[key]
+
+    def __iter__(self):
+        self._trip()
+        return iter(self._tensors)
+
+    def __len__(self):
+        return len(self._tensors)
+
+    def items(self):
+        self._trip()
+        return self._tensors.items()
+
+
+def _describe_error(ws, e: BaseException) -> RemoteError:
+    kinds = tuple(n for n in ERROR_NAMES if isinstance(getattr(ws, n, None), type) and isinstance(e, getattr(ws, n)))
+    builtins = tuple(c.__name__ for c in (ValueError, TypeError, TimeoutError, RuntimeError, OSError) if isinstance(e, c))
+    details = getattr(e, "details", None)
+    workers = getattr(e, "workers", None)
+    return RemoteError(
+        type(e).__name__,
+        kinds,
+        str(e) or traceback.format_exception_only(type(e), e)[-1].strip(),
+        list(workers) if workers is not None else None,
+        getattr(e, "version", None),
+        {int(k): str(v) for k, v in details.items()} if isinstance(details, Mapping) else {},
+        builtins,
+    )
+
+
+class _Server:
+    """The state of one worker process: one receiver at a time and its helper threads."""
+
+    def __init__(self, ws):
+        import torch
+
+        self.ws = ws
+        self.torch = torch
+        self.rx = None
+        self.target: ControlledMapping | None = None
+        self.reader: threading.Thread | None = None
+        self.reader_stop = threading.Event()
+        self.observed: dict = {}
+        self.reader_errors: list[str] = []
+        self.reads = 0
+        self.holder: threading.Thread | None = None
+        self.hold_release = threading.Event()
+        self.baseline_threads = {t.ident for t in threading.enumerate()}
+
+    # -- helpers --
+    def _read(self):
+        from .model import describe
+
+        return self.rx.version, describe(self.rx.weights)
+
+    def _build(self, spec):
+        torch = self.torch
+        return {name: torch.zeros(shape, dtype=getattr(torch, dtype)) for name, dtype, shape in spec}
+
+    def _stop_threads(self) -> None:
+        self.reader_stop.set()
+        self.hold_release.set()
+        for t in (self.reader, self.holder):
+            if t is not None:
+                t.join(BOUND)
+        self.reader = self.holder = None
+
+    # -- commands --
+    def do_ping(self):
+        return os.getpid()
+
+    def do_open(self, handle, mode="push", zero_copy=False, target=None):
+        self.do_discard()
+        if target is None:
+            self.target = None
+            tgt = None
+        elif target[0] == "mapping":
+            self.target = ControlledMapping(self._build(target[1]))
+            tgt = self.target
+        elif target[0] == "module":
+            tgt = self._module(target[1])
+        else:
+            raise ValueError(f"unknown target {target!r}")
+        self.rx = self.ws.Receiver(handle, tgt, mode=mode, zero_copy=zero_copy)
+        self.mode = mode
+        return None
+
+    def _module(self, spec):
+        torch = self.torch
+
+        class Holder(torch.nn.Module):
+            pass
+
+        m = Holder()
+        for name, dtype, shape in spec:
+            m.register_buffer(name, torch.zeros(shape, dtype=getattr(torch, dtype)))
+        return m
+
+    def do_discard(self):
+        """Close the previous receiver, if any, ignoring its errors (between tests)."""
+        self._stop_threads()
+        if self.rx is not None:
+            try:
+                self.rx.close()
+            except Exception:  # noqa: BLE001 - a broken implementation must not break the worker
+                pass
+        self.rx = None
+        self.target = None
+        return None
+
+    def do_connect(self, timeout):
+        return self.rx.connect(timeout)
+
+    def do_snapshot(self, lock=True):
+        if lock:
+            with self.rx.reading():
+                return self._read()
+        return self._read()
+
+    def do_peek(self):
+        return self.rx.version
+
+    def do_poll(self, timeout=0.0):
+        return self.rx.poll(timeout)
+
+    def do_state(self):
+        return {"version": self.rx.version, "stopped": bool(self.rx.stopped)}
+
+    def do_fault(self, mode):
+        if self.target is None:
+            raise ValueError("fault needs target=('mapping', ...)")
+        self.target.mode = mode
+        return None
+
+    def do_reader_start(self):
+        """Read continuously inside reading(), fingerprinting what each read sees (CONS-1)."""
+        from .model import describe, digest
+
+        self.observed, self.reader_errors, self.reads = {}, [], 0
+        self.reader_stop.clear()
+
+        def loop():
+            while not self.reader_stop.is_set():
+                try:
+                    with self.rx.reading():
+                        v = self.rx.version
+                        d = digest(describe(self.rx.weights))
+                        v2 = self.rx.version
+                    self.observed.setdefault((v, d), 0)
+                    self.observed[(v, d)] += 1
+                    if v != v2:
+                        self.reader_errors.append(f"version changed inside reading(): {v} -> {v2}")
+                    self.reads += 1
+                except Exception as e:  # noqa: BLE001
+                    self.reader_errors.append(f"{type(e).__name__}: {e}")
+                    return
+                time.sleep(0.0005)
+
+        self.reader = threading.Thread(target=loop, name="conformance-reader", daemon=True)
+        self.reader.start()
+        return None
+
+    def do_reader_stop(self):
+        self.reader_stop.set()
+        if self.reader is not None:
+            self.reader.join(BOUND)
+            if self.reader.is_alive():
+                self.reader_errors.append(f"reader still blocked in reading() after {BOUND} s")
+        self.reader = None
+        return {"observed": list(self.observed.items()), "errors": list(self.reader_errors), "reads": self.reads}
+
+    def do_hold(self):
+        """Enter reading() in a thread and stay there until release (CONS-2).
+
+        On release the thread leaves reading() and enters it again at once, so
+        `release(snapshot=True)` returns the first state a reader can see after
+        the applies that waited for the hold (SLOT-2, ACK-3).
+        """
+        entered = threading.Event()
+        self.hold_release.clear()
+        self.after_hold = None
+
+        def hold():
+            from .model import describe
+
+            with self.rx.reading():
+                entered.set()
+                self.hold_release.wait(BOUND * 4)
+            try:
+                with self.rx.reading():
+                    self.after_hold = ("ok", (self.rx.version, describe(self.rx.weights)))
+            except Exception as e:  # noqa: BLE001
+                self.after_hold = ("err", _describe_error(self.ws, e))
+
+        self.holder = threading.Thread(target=hold, name="conformance-holder", daemon=True)
+        self.holder.start()
+        if not entered.wait(BOUND):
+            raise TimeoutError("reading() did not open within the bound")
+        return None
+
+    def do_release(self, snapshot=False):
+        self.hold_release.set()
+        if self.holder is not None:
+            self.holder.join(BOUND)
+            if self.holder.is_alive():
+                raise TimeoutError("the holder could not re-enter reading() within the bound")
+        self.holder = None
+        if snapshot:
+            status, value = self.after_hold
+            if status != "ok":
+                raise RuntimeError(f"reading after the hold failed: {value}")
+            return value
+        return None
+
+    def do_nested(self):
+        """reading() inside reading() in one thread must not deadlock (CONS-2)."""
+        out = {}
+
+        def run():
+            with self.rx.reading():
+                with self.rx.reading():
+                    out["v"] = self.rx.version
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        t.join(5.0)
+        if t.is_alive():
+            raise TimeoutError("nested reading() deadlocked")
+        return out["v"]
+
+    def do_poll_inside_reading(self):
+        with self.rx.reading():
+            self.rx.poll(0.0)
+        return None
+
+    def do_zc_write(self):
+        """Try to write into zero-copy weights (ZC-3): an error or a fault is the expected answer."""
+        with self.rx.reading():
+            t = next(iter(self.rx.weights.values()))
+            with self.torch.no_grad():
+                t.view(-1)[:1].fill_(1) if t.numel() else None
+        return None
+
+    def do_weights_api(self):
+        """The receiver's weights form a read-only mapping of tensors (API-3)."""
+        w = self.rx.weights
+        out = {"mapping": isinstance(w, Mapping), "tensors": all(isinstance(t, self.torch.Tensor) for t in w.values())}
+        try:
+            w["__conformance__"] = self.torch.zeros(1)  # type: ignore[index]
+            out["read_only"] = False
+        except Exception:  # noqa: BLE001
+            out["read_only"] = True
+        return out
+
+    def do_devices(self):
+        """Name -> device of the receiver's weights (CUDA-1)."""
+        with self.rx.reading():
+            return {n: str(t.device) for n, t in self.rx.weights.items()}
+
+    def do_alignment(self):
+        """Offsets modulo 64 of zero-copy views (LAYOUT-1)."""
+        with self.rx.reading():
+            return {n: t.data_ptr() % 64 for n, t in self.rx.weights.items() if t.numel()}
+
+    def do_close(self, twice=False, keep=False):
+        """Close the receiver, then report what is left: threads and shared mappings (LIFE-5).
+
+        With keep=True the closed receiver stays for `closed_calls` (LIFE-6).
+        """
+        self._stop_threads()
+        rx = self.rx
+        t0 = time.monotonic()
+        rx.close()
+        second = None
+        if twice:
+            try:
+                rx.close()
+            except Exception as e:  # noqa: BLE001
+                second = f"{type(e).__name__}: {e}"
+        elapsed = time.monotonic() - t0
+        if keep:
+            return {"elapsed": elapsed, "second_close": second}
+        del rx
+        return {"elapsed": elapsed, "second_close": second, **self._leftovers()}
+
+    def _leftovers(self):
+        deadline = time.monotonic() + 5.0
+        while True:
+            threads = [t.name for t in threading.enumerate() if t.ident not in self.baseline_threads and t.is_alive()]
+            if not threads or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        # Weights stay readable after close (LIFE-6); only zero-copy views keep a mapping alive.
+        self.rx = None
+        gc.collect()
+        return {"threads": threads, **shm_state()}
+
+    def do_closed_calls(self):
+        """What a closed receiver does for each call (LIFE-6)."""
+        rx = self.rx
+        out = {}
+        for name, fn in (
+            ("poll", lambda: rx.poll(0.0)),
+            ("connect", lambda: rx.connect(0.1)),
+            ("reading", lambda: rx.reading().__enter__()),
+        ):
+            try:
+                fn()
+                out[name] = None
+            except Exception as e:  # noqa: BLE001
+                out[name] = _describe_error(self.ws, e)
+        from .model import describe
+
+        for name, fn in (("version", lambda: rx.version), ("stopped", lambda: rx.stopped),
+                         ("weights", lambda: describe(rx.weights))):
+            try:
+                out[name] = ("value", fn())
+            except Exception as e:  # noqa: BLE001
+                out[name] = _describe_error(self.ws, e)
+        return out
+
+    def do_exit(self, code=0):
+        os._exit(code)
+
+
+def _main(impl: str, ctrl) -> None:
+    try:
+        ws = importlib.import_module(impl)
+        server = _Server(ws)
+    except BaseException as e:  # noqa: BLE001
+        ctrl.send(("err", RemoteError(type(e).__name__, (), f"cannot import {impl}: {e}")))
+        return
+    ctrl.send(("ok", os.getpid()))
+    while True:
+        try:
+            cmd, args, kwargs = ctrl.recv()
+        except (EOFError, OSError):
+            os._exit(0)
+        try:
+            reply = ("ok", getattr(server, "do_" + cmd)(*args, **kwargs))
+        except BaseException as e:  # noqa: BLE001 - every failure goes back to the suite
+            reply = ("err", _describe_error(ws, e))
+        try:
+            ctrl.send(reply)
+        except Exception as e:  # noqa: BLE001 - an unpicklable reply
+            ctrl.send(("err", RemoteError(type(e).__name__, (), f"cannot send the reply to {cmd}: {e}")))
+
+
+# ---- suite side ------------------------------------------------------------------
+
+
+class Worker:
+    """One receiver process and its control pipe."""
+
+    def __init__(self, ctx, impl: str, index: int):
+        self.impl = impl
+        self.index = index
+        self.ctrl, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_main, args=(impl, child), name=f"conformance-worker-{index}", daemon=True)
+        self.proc.start()
+        child.close()
+        self.started = False
+        self.waiting: str | None = None
+        self.broken = False
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _ensure_started(self) -> None:
+        if self.started:
+            return
+        status, value = self._recv(START_BOUND, "start")
+        if status != "ok":
+            self.broken = True
+            raise HarnessError(f"worker {self.index} could not start: {value}")
+        self.started = True
+
+    def _recv(self, bound: float, what: str):
+        try:
+            ready = self.ctrl.poll(bound)
+        except (OSError, EOFError):
+            ready = True
+        if not ready:
+            self.broken = True
+            raise HarnessError(f"worker {self.index} gave no answer to {what!r} within {bound} s")
+        try:
+            return self.ctrl.recv()
+        except (EOFError, OSError) as e:
+            self.broken = True
+            code = self.proc.exitcode
+            raise HarnessError(f"worker {self.index} died during {what!r} (exit code {code})") from e
+
+    def submit(self, cmd: str, *args, **kwargs) -> None:
+        self._ensure_started()
+        if self.waiting is not None:
+            raise HarnessError(f"worker {self.index}: {cmd!r} sent while {self.waiting!r} is unanswered")
+        try:
+            self.ctrl.send((cmd, args, kwargs))
+        except (OSError, EOFError) as e:
+            self.broken = True
+            raise HarnessError(f"worker {self.index} is gone (exit code {self.proc.exitcode})") from e
+        self.waiting = cmd
+
+    def result(self, bound: float = BOUND):
+        """The answer: ('ok', value) or ('err', RemoteError)."""
+        what, self.waiting = self.waiting, None
+        return self._recv(bound, what)
+
+    def call(self, cmd: str, *args, bound: float = BOUND, **kwargs):
+        """Run a command; return its value or raise RemoteFailure carrying the RemoteError."""
+        self.submit(cmd, *args, **kwargs)
+        status, value = self.result(bound)
+        if status != "ok":
+            raise RemoteFailure(value)
+        return value
+
+    def outcome(self, cmd: str, *args, bound: float = BOUND, **kwargs):
+        self.submit(cmd, *args, **kwargs)
+        return self.result(bound)
+
+    def kill(self) -> None:
+        """SIGKILL the process and wait (bounded) until it is gone."""
+        if self.proc.is_alive():
+            os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.join(BOUND)
+        self.broken = True
+        self.ctrl.close()
+
+    def stop(self) -> None:
+        try:
+            self.ctrl.close()
+        except OSError:
+            pass
+        self.proc.join(2.0)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(BOUND)
+
+
+class RemoteFailure(AssertionError):
+    def __init__(self, error: RemoteError):
+        super().__init__(str(error))
+        self.error = error
+
+
+class Pool:
+    """Worker processes for a session; a spare is started early so replacing one is quick."""
+
+    def __init__(self, impl: str, size: int):
+        self.impl = impl
+        self.ctx = mp.get_context("spawn")
+        self._count = 0
+        self.workers = [self._new() for _ in range(size)]
+        self.spare = self._new()
+
+    def _new(self) -> Worker:
+        self._count += 1
+        return Worker(self.ctx, self.impl, self._count)
+
+    def get(self, k: int) -> list[Worker]:
+        """The first k workers, each with no receiver open; broken ones are replaced."""
+        out = []
+        for i in range(k):
+            w = self.workers[i]
+            if w.broken or not w.proc.is_alive():
+                w = self.replace(w)
+            else:
+                try:
+                    w.call("discard")
+                except (HarnessError, RemoteFailure):
+                    w = self.replace(w)
+            out.append(w)
+        return out
+
+    def replace(self, w: Worker) -> Worker:
+        """Kill `w` if it lives, put the spare in its place and start a new spare."""
+        if w.proc.is_alive():
+            w.kill()
+        i = self.workers.index(w) if w in self.workers else None
+        new, self.spare = self.spare, self._new()
+        if i is not None:
+            self.workers[i] = new
+        return new
+
+    def pids(self) -> set[int]:
+        return {w.pid for w in [*self.workers, self.spare]}
+
+    def close(self) -> None:
+        for w in [*self.workers, self.spare]:
+            w.stop()
+
+
+def bounded(fn, *args, limit: float, what: str = "call", **kwargs):
+    """Run a sender call in a thread; fail (not hang) if it has not returned after `limit` s."""
+    box: dict = {}
+
+    def run():
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as e:  # noqa: BLE001
+            box["error"] = e
+
+    t = threading.Thread(target=run, name="conformance-bounded", daemon=True)
+    t0 = time.monotonic()
+    t.start()
+    t.join(limit)
+    if t.is_alive():
+        raise HarnessError(f"{what} did not return within {limit:.1f} s (every blocking call must honour its timeout)")
+    box["elapsed"] = time.monotonic() - t0
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -1,0 +1,206 @@
+"""A sender in this process, receivers in worker processes, and the model beside them.
+
+`Rig` drives the implementation only through the binding and checks each
+outcome against `model.Model`; every failure message starts with the
+requirement it breaks ("ACK-3 violated: ...").
+"""
+
+from __future__ import annotations
+
+import time
+
+from .harness import HarnessError, RemoteFailure, bounded
+from .model import LIVE, Model, describe
+
+#: Timeout given to calls that are expected to succeed.
+T = 10.0
+#: Short timeout for calls that are expected to time out.
+SHORT = 0.3
+#: How much later than its timeout a call may return or raise (SEND-2, INIT-5).
+SLACK = 3.0
+
+
+def spec_of(weights: dict) -> list:
+    return [(n, str(t.dtype).removeprefix("torch."), tuple(t.shape)) for n, t in weights.items()]
+
+
+class Rig:
+    def __init__(
+        self,
+        ws,
+        pool,
+        weights: dict,
+        n: int = 1,
+        *,
+        modes=None,
+        targets="mapping",
+        zero_copy=None,
+        max_slots=None,
+        devices=None,
+        connect=True,
+    ):
+        self.ws, self.pool, self.n = ws, pool, n
+        self.weights = weights
+        self.modes = list(modes or ["push"] * n)
+        self.zero_copy = list(zero_copy or [False] * n)
+        if isinstance(targets, str) or targets is None:
+            targets = [targets] * n
+        self.targets = [None if t is None or self.zero_copy[i] else ("mapping", spec_of(weights)) if t == "mapping" else t
+                        for i, t in enumerate(targets)]
+        kwargs = {} if max_slots is None else {"max_slots": max_slots}
+        if devices is not None:
+            kwargs["devices"] = devices
+        self.sender = ws.Sender(weights, n, **kwargs)
+        self.model = Model(describe(weights), n)
+        self.workers = pool.get(n)
+        if connect:
+            self.connect(range(n) if connect is True else connect)
+
+    # ---- connecting -------------------------------------------------------------
+
+    def open(self, i: int, handle=None) -> None:
+        h = self.sender.handle(i) if handle is None else handle
+        self.workers[i].call("open", h, self.modes[i], self.zero_copy[i], self.targets[i])
+
+    def connect(self, ids, timeout: float = T, handles=None):
+        """Handshake with `ids` on both sides; checks INIT-4 and LIFE-1 for each."""
+        ids = list(ids)
+        for i in ids:
+            self.open(i, (handles or {}).get(i))
+            self.workers[i].submit("connect", timeout)
+        err = None
+        try:
+            bounded(self.sender.connect, timeout, workers=ids, limit=timeout + SLACK, what="sender.connect")
+        except Exception as e:  # noqa: BLE001 - re-raised once the workers answered
+            err = e
+        outs = {i: self.workers[i].result(timeout + SLACK) for i in ids}
+        if err is not None:
+            raise err
+        for i, (status, value) in outs.items():
+            assert status == "ok", f"INIT-4 violated: receiver {i}: connect() raised {value}"
+            assert value == self.model.version, (
+                f"LIFE-1 violated: receiver {i} connected at version {value}; the latest published is {self.model.version}"
+            )
+            self.model.connected(i, value, self.modes[i])
+        return {i: v for i, (_, v) in outs.items()}
+
+    def restart(self, i: int, timeout: float = T):
+        """A new process for receiver i after it failed or is gone (LIFE-2)."""
+        w = self.workers[i]
+        if w.broken or not w.proc.is_alive():
+            self.workers[i] = self.pool.replace(w)
+        self.model.reset(i)
+        # The sender learns that i is gone from its end of channel (CON-1); give that a moment.
+        deadline = time.monotonic() + SLACK
+        while True:
+            try:
+                handle = self.sender.handle(i)
+                break
+            except self.ws.ProtocolError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"LIFE-2 violated: handle({i}) still refused {SLACK} s after receiver {i} went away"
+                    ) from None
+                time.sleep(0.05)
+        return self.connect([i], timeout, handles={i: handle})
+
+    # ---- sending ------------------------------------------------------------------
+
+    def targets_of(self, workers) -> list[int]:
+        return list(range(self.n)) if workers is None else list(workers)
+
+    def send(self, weights=None, workers=None, timeout: float = T) -> int:
+        """A sync send expected to succeed (SEND-1); the model records the acks."""
+        desc = describe(self.weights if weights is None else weights)
+        try:
+            v = bounded(self.sender.send, weights, workers=workers, timeout=timeout, limit=timeout + SLACK, what="send")
+        except HarnessError:
+            raise
+        except Exception as e:
+            raise AssertionError(
+                f"SEND-1, ACK-1 violated: send to {self.targets_of(workers)} (all connected and healthy) raised "
+                f"{type(e).__name__}: {e}"
+            ) from e
+        assert v == self.model.version + 1, (
+            f"VER-1 violated: send returned version {v}, expected {self.model.version + 1}"
+        )
+        self.model.publish(desc, self.targets_of(workers))
+        for i in self.targets_of(workers):
+            self.model.acked(i, v)
+        assert self.sender.version == v, f"VER-1 violated: sender.version is {self.sender.version} after send returned {v}"
+        return v
+
+    def send_async(self, weights=None, workers=None, timeout: float = T):
+        desc = describe(self.weights if weights is None else weights)
+        f = bounded(self.sender.send_async, weights, workers=workers, timeout=timeout, limit=timeout + SLACK,
+                    what="send_async")
+        v = self.model.publish(desc, self.targets_of(workers))
+        assert f.version == v, f"VER-1 violated: send_async published version {f.version}, expected {v}"
+        assert self.sender.version == v, (
+            f"SEND-5 violated: sender.version is {self.sender.version} after send_async returned (published {v})"
+        )
+        return f
+
+    def poll(self, i: int, timeout: float = 0.0):
+        v = self.workers[i].call("poll", timeout)
+        p = self.model.peers[i]
+        if v is not None:
+            assert v in p.pending, (
+                f"ACK-1 violated: receiver {i}'s poll() applied version {v}; pending for it: {sorted(p.pending)}"
+            )
+            self.model.acked(i, v)
+        return v
+
+    # ---- checking -----------------------------------------------------------------
+
+    def live(self) -> list[int]:
+        return [p.id for p in self.model.peers if p.state == LIVE]
+
+    def check(self, ids=None) -> None:
+        """Every live receiver shows a version the model allows, with exactly its bytes (ACK-3)."""
+        for i in self.live() if ids is None else ids:
+            v, d = self.workers[i].call("snapshot")
+            msg = self.model.check_snapshot(i, v, d)
+            assert msg is None, msg
+
+    def teardown(self) -> None:
+        try:
+            self.sender.close()
+        except Exception:  # noqa: BLE001 - a test already reported what went wrong
+            pass
+        for w in self.workers:
+            if not w.broken and w.waiting is not None:
+                try:
+                    w.result(T)
+                except HarnessError:
+                    pass
+
+
+def expect_error(ws, cls: str, fn, *args, ids: str, what: str, limit: float = T + SLACK, naming=None, **kwargs):
+    """Run fn; it must raise ws.<cls> within `limit` s, naming the receivers `naming` if given. Returns the error."""
+    t0 = time.monotonic()
+    try:
+        value = bounded(fn, *args, limit=limit, what=what, **kwargs)
+    except HarnessError as e:
+        raise AssertionError(f"{ids} violated: {e}") from None
+    except getattr(ws, cls) as e:
+        elapsed = time.monotonic() - t0
+        assert elapsed <= limit, f"{ids} violated: {what} raised {cls} only after {elapsed:.1f} s"
+        if naming is not None:
+            got = sorted(getattr(e, "workers", []) or [])
+            assert got == sorted(naming), f"{ids} violated: {what} raised {cls} naming receivers {got}, expected {sorted(naming)}"
+        return e
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"{ids} violated: {what} raised {type(e).__name__}: {e}; expected {cls}") from None
+    raise AssertionError(f"{ids} violated: {what} returned {value!r}; expected it to raise {cls}")
+
+
+def expect_remote_error(outcome, ws_cls: str, *, ids: str, what: str):
+    """A worker's (status, value) answer must be an error of class `ws_cls`."""
+    status, value = outcome
+    assert status == "err", f"{ids} violated: {what} returned {value!r}; expected {ws_cls}"
+    assert value.isa(ws_cls), f"{ids} violated: {what} raised {value}; expected {ws_cls}"
+    return value
+
+
+__all__ = ["Rig", "T", "SHORT", "SLACK", "expect_error", "expect_remote_error", "RemoteFailure", "spec_of"]

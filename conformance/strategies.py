@@ -1,0 +1,131 @@
+"""Hypothesis strategies for the suite: names, dtypes, shapes, weights and bad inputs (ROLE-3, BAD-*).
+
+Every strategy the tests use lives here, so that what the suite explores is
+visible in one place.
+"""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import strategies as st
+
+#: Dtypes every implementation must carry bit for bit (ROLE-3).
+DTYPES = (
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+)
+
+names = st.from_regex(r"[a-z][a-z0-9_]{0,5}(\.[a-z0-9_]{1,4})?", fullmatch=True)
+dtypes = st.sampled_from(DTYPES)
+#: 0-d, empty and small shapes (ROLE-3).
+shapes = st.lists(st.integers(0, 5), min_size=0, max_size=3).map(tuple)
+
+Spec = list  # [(name, dtype, shape)]
+
+
+@st.composite
+def specs(draw, min_size: int = 1, max_size: int = 5) -> Spec:
+    """A manifest as the suite sees it: distinct names, each with a dtype and a shape."""
+    ns = draw(st.lists(names, min_size=min_size, max_size=max_size, unique=True))
+    return [(n, draw(dtypes), draw(shapes)) for n in ns]
+
+
+def numel(shape) -> int:
+    out = 1
+    for s in shape:
+        out *= s
+    return out
+
+
+@st.composite
+def tensors(draw, dtype: torch.dtype, shape) -> torch.Tensor:
+    """Arbitrary bytes of the right size (NaN payloads included); bool holds only 0 and 1."""
+    n = numel(shape)
+    size = n * torch.empty((), dtype=dtype).element_size()
+    if dtype is torch.bool:
+        data = bytes(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    else:
+        data = draw(st.binary(min_size=size, max_size=size))
+    if n == 0:
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dtype).reshape(shape).clone()
+
+
+def weights_for(spec: Spec):
+    """Weights that match `spec` (name -> tensor), in spec order."""
+    return st.fixed_dictionaries({n: tensors(d, s) for n, d, s in spec})
+
+
+def distinct_weights(spec: Spec, seed: int) -> dict:
+    """Deterministic weights for `spec` whose bytes depend on `seed` (examples and loads)."""
+    g = torch.Generator().manual_seed(seed)
+    out = {}
+    for n, d, s in spec:
+        raw = torch.randint(0, 256, (numel(s) * torch.empty((), dtype=d).element_size(),), generator=g, dtype=torch.uint8)
+        if d is torch.bool:
+            raw = raw % 2
+        out[n] = raw.view(d).reshape(s).clone() if numel(s) else torch.empty(s, dtype=d)
+    return out
+
+
+#: A small fixed spec for the focused example tests: a float, a bf16 0-d, an int64, a bool, an empty.
+BASIC_SPEC: Spec = [
+    ("w", torch.float32, (4, 3)),
+    ("b", torch.bfloat16, ()),
+    ("steps", torch.int64, (2,)),
+    ("mask", torch.bool, (5,)),
+    ("none", torch.float16, (0, 3)),
+]
+
+BAD_KINDS = ("missing", "unknown", "dtype", "shape", "requires_grad", "not_a_tensor")
+#: Which requirement each bad kind violates (BAD-1 names, BAD-2 entries, BAD-3 grad).
+BAD_IDS = {
+    "missing": "BAD-1",
+    "unknown": "BAD-1",
+    "dtype": "BAD-2",
+    "shape": "BAD-2",
+    "requires_grad": "BAD-3",
+    "not_a_tensor": "BAD-2",
+}
+
+
+def make_bad(spec: Spec, good: dict, kind: str, which: int = 0) -> dict:
+    """`good` changed in one way that the sender must reject (BAD-1..BAD-3)."""
+    bad = dict(good)
+    name, dtype, shape = spec[which % len(spec)]
+    if kind == "missing":
+        del bad[name]
+    elif kind == "unknown":
+        bad[name + "_extra_"] = torch.zeros(1)
+    elif kind == "dtype":
+        other = torch.float64 if dtype is not torch.float64 else torch.float32
+        bad[name] = good[name].to(other)
+    elif kind == "shape":
+        bad[name] = torch.zeros((*shape, 2), dtype=dtype)
+    elif kind == "requires_grad":
+        bad[name] = torch.zeros(shape, dtype=torch.float32 if not dtype.is_floating_point else dtype).requires_grad_(True)
+        if not dtype.is_floating_point:
+            # requires_grad needs a float; keep the dtype right by picking a float entry if any.
+            floats = [(n, d, s) for n, d, s in spec if d.is_floating_point]
+            if not floats:
+                return make_bad(spec, good, "missing", which)
+            n, d, s = floats[which % len(floats)]
+            bad = dict(good)
+            bad[n] = good[n].clone().requires_grad_(True)
+        else:
+            bad[name] = good[name].clone().requires_grad_(True)
+    elif kind == "not_a_tensor":
+        bad[name] = [0.0]
+    else:
+        raise ValueError(kind)
+    return bad
+
+
+bad_kinds = st.sampled_from(BAD_KINDS)

@@ -1,0 +1,108 @@
+"""Spec section 10, the Python binding (API-*), and the start method rule (CON-2)."""
+
+import inspect
+import logging
+import multiprocessing as mp
+
+import pytest
+import torch
+
+from . import strategies as S
+from .conftest import KNOWN_CAPABILITIES
+from .rig import T, expect_error
+
+
+def basic(seed=0):
+    return S.distinct_weights(S.BASIC_SPEC, seed)
+
+
+@pytest.mark.req("API-4")
+def test_error_hierarchy(ws):
+    base = ws.WeightSyncError
+    assert issubclass(base, Exception)
+    for name in ("SyncTimeoutError", "ReceiverError", "ReceiverDiedError", "ProtocolError", "ClosedError",
+                 "WeightsMismatchError"):
+        assert issubclass(getattr(ws, name), base), f"API-4 violated: {name} is not a WeightSyncError"
+    assert issubclass(ws.SyncTimeoutError, TimeoutError), "API-4 violated: SyncTimeoutError is not a TimeoutError"
+    assert issubclass(ws.WeightsMismatchError, ValueError), "API-4 violated: WeightsMismatchError is not a ValueError"
+
+
+@pytest.mark.req("API-5")
+def test_capabilities(ws):
+    caps = ws.CAPABILITIES
+    assert isinstance(caps, frozenset), f"API-5 violated: CAPABILITIES is a {type(caps).__name__}"
+    assert caps <= KNOWN_CAPABILITIES, f"API-5 violated: unknown capabilities {sorted(caps - KNOWN_CAPABILITIES)}"
+    assert caps & {"push", "pull"}, "API-5 violated: an implementation declares neither push nor pull"
+
+
+@pytest.mark.req("API-1", "API-2")
+def test_sender_signature_and_context_manager(ws):
+    params = inspect.signature(ws.Sender).parameters
+    for kw in ("devices", "ctx", "max_slots"):
+        assert kw in params and params[kw].kind is inspect.Parameter.KEYWORD_ONLY, f"API-1 violated: Sender has no keyword-only {kw}"
+    with ws.Sender(basic(0), 1, ctx=mp.get_context("spawn"), max_slots=4) as s:
+        assert s.version == 0
+        for name in ("handle", "connect", "send", "send_async", "close"):
+            assert callable(getattr(s, name, None)), f"API-2 violated: Sender has no {name}()"
+    expect_error(ws, "ClosedError", s.send, timeout=T, ids="API-2", what="send after the with block closed the sender")
+
+
+@pytest.mark.req("API-1")
+@pytest.mark.needs("module")
+def test_sender_from_module(ws):
+    m = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2))
+    with ws.Sender(m, 1) as s:
+        assert s.version == 0
+
+
+@pytest.mark.req("API-1", "BAD-1")
+@pytest.mark.needs("tensordict")
+def test_sender_from_tensordict(ws):
+    from tensordict import TensorDict
+
+    td = TensorDict({"a": torch.zeros(3), "n": {"b": torch.ones(2, dtype=torch.int64)}}, batch_size=[])
+    with ws.Sender(td, 1) as s:
+        assert s.version == 0
+
+
+@pytest.mark.req("API-3", "API-2")
+@pytest.mark.needs("push")
+def test_receiver_weights_are_a_read_only_mapping(rigs):
+    rig = rigs(basic(0), 1, targets=None)
+    out = rig.workers[0].call("weights_api")
+    assert out["mapping"] and out["tensors"], f"API-3 violated: receiver.weights is not a mapping of tensors: {out}"
+    assert out["read_only"], "API-3 violated: receiver.weights accepts item assignment"
+    f = rig.send_async(basic(1))
+    assert f.workers == [0] and f.version == 1, f"API-2 violated: future.workers={f.workers}, version={f.version}"
+    assert f.wait(T) == 1 and f.done()
+
+
+@pytest.mark.req("API-6")
+@pytest.mark.needs("push")
+def test_logs_through_logging_and_prints_nothing(rigs, ws, capfd, caplog):
+    caplog.set_level(logging.DEBUG)
+    rig = rigs(basic(0), 2)
+    rig.send(basic(1))
+    rig.workers[1].call("fault", "raise")
+    for k in (2, 3):  # an error in apply, then a dead receiver: what matters here is what gets printed
+        try:
+            rig.sender.send(basic(k), timeout=T)
+        except ws.WeightSyncError:
+            pass
+        rig.workers[1].kill()
+    rig.sender.close()
+    out, err = capfd.readouterr()
+    assert not out.strip() and not err.strip(), f"API-6 violated: the sender process printed: {(out + err)[:300]!r}"
+    foreign = sorted({r.name for r in caplog.records if r.name != "weightsync" and not r.name.startswith("weightsync.")
+                      and r.pathname.find("conformance") < 0 and not r.name.startswith(("hypothesis", "asyncio"))})
+    assert not foreign, f"API-6 violated: log records under loggers other than 'weightsync': {foreign}"
+
+
+@pytest.mark.req("CON-2")
+def test_fork_context_is_rejected(ws):
+    try:
+        s = ws.Sender(basic(0), 1, ctx=mp.get_context("fork"))
+    except (ValueError, ws.WeightSyncError):
+        return
+    s.close()
+    raise AssertionError("CON-2 violated: Sender accepted a fork context")

@@ -1,0 +1,216 @@
+"""Spec sections 6 and 7: buffers, consistency, zero-copy (SLOT-2, SLOT-4, LAYOUT-*, CONS-*, ZC-*)."""
+
+import time
+
+import pytest
+import torch
+
+from . import strategies as S
+from .harness import HarnessError, open_fds
+from .model import describe, digest
+from .rig import SHORT, SLACK, T, expect_error
+
+pytestmark = pytest.mark.needs("push")
+
+#: Large enough that a copy takes a while, so a torn read has room to show.
+LOAD_SPEC = [("big", torch.float32, (512, 1024)), ("half", torch.bfloat16, (1000,)), ("n", torch.int64, ()),
+             ("flag", torch.bool, (3,))]
+
+
+def basic(seed=0):
+    return S.distinct_weights(S.BASIC_SPEC, seed)
+
+
+def check_observations(rig, obs, who):
+    assert not obs["errors"], f"CONS-1 violated: receiver {who}'s reader saw: {obs['errors'][:3]}"
+    assert obs["reads"] > 0, f"CONS-2 violated: receiver {who}'s reader never got into reading()"
+    for (v, d), n in obs["observed"]:
+        assert v in rig.model.digests, f"ACK-3 violated: receiver {who} showed version {v}, which was never published"
+        assert d == rig.model.digests[v], (
+            f"CONS-1 violated: receiver {who} showed version {v} inside reading() ({n} reads), "
+            "but its bytes are not version {v}'s (a torn or stale read)"
+        )
+
+
+@pytest.mark.req("CONS-1", "CONS-2", "ACK-3")
+def test_no_torn_read_under_load(rigs):
+    rig = rigs(S.distinct_weights(LOAD_SPEC, 0), 2)
+    for w in rig.workers:
+        w.call("reader_start")
+    for k in range(1, 13):
+        if k % 3:
+            rig.send(S.distinct_weights(LOAD_SPEC, k))
+        else:
+            f = rig.send_async(S.distinct_weights(LOAD_SPEC, k))
+            assert f.wait(T) == k
+            for i in range(2):
+                rig.model.acked(i, k)
+    for i, w in enumerate(rig.workers):
+        check_observations(rig, w.call("reader_stop"), i)
+    rig.check()
+
+
+@pytest.mark.req("SLOT-2", "SLOT-4", "ACK-3", "CONS-1")
+def test_a_slot_named_by_an_unanswered_receive_is_not_rewritten(rigs):
+    """Versions 2 and 3 are published while receiver 0 has not yet read version 1's slot."""
+    rig = rigs(basic(0), 1)
+    w = rig.workers[0]
+    w.call("hold")
+    futures = [rig.send_async(basic(1))]
+    time.sleep(0.2)  # the receiver has taken the Receive of 1 and waits for the hold to end
+    futures += [rig.send_async(basic(k)) for k in (2, 3)]
+    v, d = w.call("release", snapshot=True)
+    assert v in (1, 2, 3), f"ACK-3 violated: after the hold receiver 0 shows version {v}"
+    assert digest(d) == rig.model.digests[v], (
+        f"SLOT-2 violated: receiver 0 shows version {v} with the bytes of another version: "
+        "a slot was rewritten while a Receive naming it was unanswered"
+    )
+    for f in futures:
+        assert f.wait(T) == f.version
+    rig.model.acked(0, 3)
+    rig.check()
+
+
+@pytest.mark.req("SLOT-2", "SLOT-4", "ACK-3")
+@pytest.mark.needs("pull")
+def test_a_slot_being_applied_is_not_rewritten(rigs):
+    """Versions 2 and 3 are published while receiver 0 is inside poll(), applying version 1.
+
+    The harness's target pauses when the receiver reads it; an implementation
+    that reads its target before the slot is then between taking Receive(1)
+    and reading its slot while the sender publishes.
+    """
+    rig = rigs(basic(0), 1, modes=["pull"])
+    w = rig.workers[0]
+    futures = [rig.send_async(basic(1))]
+    w.call("fault", ("slow", 0.6))
+    w.submit("poll", 0.0)
+    time.sleep(0.2)
+    futures += [rig.send_async(basic(k)) for k in (2, 3)]
+    status, v = w.result()
+    w.call("fault", None)
+    assert status == "ok" and v == 1, f"ACK-1 violated: poll() gave {status} {v}, expected version 1"
+    rig.model.acked(0, 1)
+    v, d = w.call("snapshot")
+    assert v == 1 and digest(d) == rig.model.digests[1], (
+        f"SLOT-2 violated: receiver 0 applied version 1 but holds the bytes of "
+        f"{[k for k, g in rig.model.digests.items() if g == digest(d)] or 'no published version'}: "
+        "its slot was rewritten while the Receive naming it was unanswered"
+    )
+    assert futures[0].wait(T) == 1
+    while rig.poll(0) is not None:
+        pass
+    rig.check()
+
+
+@pytest.mark.req("CONS-2", "SEND-2")
+def test_apply_waits_for_reading_and_readers_do_not_starve_it(rigs, ws):
+    rig = rigs(basic(0), 1)
+    w = rig.workers[0]
+    w.call("hold")
+    expect_error(ws, "SyncTimeoutError", rig.sender.send, basic(1), timeout=SHORT, ids="CONS-2",
+                 what="send while the receiver is inside reading()", naming=[0], limit=SHORT + SLACK)
+    rig.model.publish(describe(basic(1)), [0])
+    assert w.call("peek") == 0, "CONS-2 violated: a version was applied while a reading() block was open"
+    w.call("release")
+    # a continuous reader must not keep a send from completing (no starvation)
+    w.call("reader_start")
+    rig.send(basic(2), timeout=T)
+    check_observations(rig, w.call("reader_stop"), 0)
+    assert w.call("nested") == 2, "CONS-2 violated: nested reading() in one thread"
+    rig.check()
+
+
+@pytest.mark.req("CONS-4")
+def test_caller_tensors_are_never_shared_or_modified(rigs):
+    w = basic(0)
+    before = describe(w)
+    ptrs = {n: t.data_ptr() for n, t in w.items()}
+    rig = rigs(w, 1)
+    rig.send()
+    assert describe(w) == before, "CONS-4 violated: the sender modified the caller's tensors"
+    assert not any(t.is_shared() for t in w.values()), "CONS-4 violated: the caller's tensors were made shared"
+    assert {n: t.data_ptr() for n, t in w.items()} == ptrs, "CONS-4 violated: the caller's tensors were replaced"
+    w["w"].add_(1.0)
+    rig.check()  # the change is not visible to receivers before a send
+    rig.send()  # weights=None re-reads the caller's object
+    rig.check()
+
+
+@pytest.mark.req("CONS-5")
+@pytest.mark.parametrize("how", ["sync", "async"])
+def test_subset_send_leaves_others_alone(rigs, how):
+    rig = rigs(basic(0), 3)
+    rig.send(basic(1))
+    if how == "sync":
+        rig.send(basic(2), workers=[1])
+    else:
+        f = rig.send_async(basic(2), workers=[1])
+        assert f.workers == [1], f"API-2 violated: future.workers is {f.workers}"
+        f.wait(T)
+        rig.model.acked(1, 2)
+    time.sleep(0.1)
+    for i in (0, 2):
+        v, d = rig.workers[i].call("snapshot")
+        assert v == 1, f"CONS-5 violated: receiver {i} was not targeted by version 2 but reports version {v}"
+        assert d == rig.model.published[1], f"CONS-5 violated: receiver {i}'s bytes changed by a send to [1]"
+    rig.check()
+
+
+@pytest.mark.req("ZC-1", "ZC-2", "SLOT-2", "ACK-3")
+@pytest.mark.needs("zero_copy")
+def test_zero_copy_slot_is_not_rewritten_while_held(rigs):
+    rig = rigs(basic(0), 2, zero_copy=[True, False], targets=None)
+    rig.send(basic(1))
+    for k in range(2, 6):
+        rig.send(basic(k), workers=[1])
+        v, d = rig.workers[0].call("snapshot")
+        assert v == 1 and d == rig.model.published[1], (
+            f"ZC-2 violated: the zero-copy receiver 0 holds version 1 but after a send of {k} to [1] "
+            f"it shows version {v} with {'other' if d != rig.model.published[1] else 'the same'} bytes"
+        )
+    rig.send(basic(6))
+    rig.check()
+
+
+@pytest.mark.req("ZC-3", "SLOT-4", "BAD-4")
+@pytest.mark.needs("zero_copy")
+def test_zero_copy_weights_cannot_be_written(rigs):
+    rig = rigs(basic(0), 2, zero_copy=[True, False], targets=None)
+    rig.send(basic(1))
+    try:
+        status, value = rig.workers[0].outcome("zc_write")
+    except HarnessError:
+        status = "died"  # a fault on a read-only mapping is an expected answer
+        rig.model.gone(0)
+    assert status != "ok", "ZC-3 violated: writing into zero-copy weights succeeded"
+    rig.check([1])
+    rig.workers[1].call("discard")
+    rig.model.gone(1)
+    rig.restart(1)
+    v, d = rig.workers[1].call("snapshot")
+    assert d == rig.model.published[1], "ZC-3 violated: a write into zero-copy weights reached the published slot"
+
+
+@pytest.mark.req("LAYOUT-1", "ZC-1")
+@pytest.mark.needs("zero_copy")
+def test_zero_copy_views_are_aligned(rigs):
+    rig = rigs(S.distinct_weights(S.BASIC_SPEC + [("odd", torch.int8, (3,)), ("after", torch.float64, (2,))], 0),
+               1, zero_copy=[True], targets=None)
+    offs = rig.workers[0].call("alignment")
+    bad = {n: o for n, o in offs.items() if o}
+    assert not bad, f"LAYOUT-1 violated: arrays not at a multiple of 64 bytes: {bad}"
+    rig.check()
+
+
+@pytest.mark.req("LAYOUT-2")
+def test_handles_do_not_grow_with_the_number_of_arrays(ws):
+    def fds_for(n_arrays):
+        before = open_fds()
+        s = ws.Sender({f"a{i}": torch.zeros(3) for i in range(n_arrays)}, 2)
+        used = open_fds() - before
+        s.close()
+        return used
+
+    few, many = fds_for(1), fds_for(200)
+    assert many <= few, f"LAYOUT-2 violated: a sender of 200 arrays holds {many} descriptors, of 1 array {few}"

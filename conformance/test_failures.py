@@ -1,0 +1,178 @@
+"""Spec section 8, failures and bad input (SEND-2..SEND-6, ACK-6, BAD-*, CON-1)."""
+
+import time
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from . import strategies as S
+from .model import describe
+from .rig import SHORT, SLACK, T, expect_error
+
+pytestmark = pytest.mark.needs("push")
+
+
+def basic(seed=0):
+    return S.distinct_weights(S.BASIC_SPEC, seed)
+
+
+@pytest.mark.req("ACK-6", "SEND-2", "API-4")
+def test_error_in_apply_names_the_receiver(rigs, ws):
+    rig = rigs(basic(0), 2)
+    rig.workers[1].call("fault", "raise")
+    e = expect_error(ws, "ReceiverError", rig.sender.send, basic(1), timeout=T, ids="ACK-6",
+                     what="send to a receiver whose apply raises", naming=[1])
+    assert e.version == 1, f"ACK-6 violated: ReceiverError carries version {e.version}, expected 1"
+    assert e.details.get(1), f"ACK-6 violated: ReceiverError.details has no text for receiver 1: {e.details!r}"
+    assert rig.sender.version == 1
+    rig.model.publish(describe(basic(1)), [0, 1])  # receiver 0 may not have acked yet: raised early (SEND-2)
+    rig.model.failed_apply(1, 1)
+    assert rig.workers[1].call("peek") is None, "ACK-6 violated: receiver.version is not None after a failed apply"
+    rig.workers[1].call("fault", None)
+    rig.check()
+    rig.send(basic(2))
+    rig.check()
+
+
+@pytest.mark.req("SEND-3", "CON-1", "SEND-2", "ACK-1")
+def test_killed_receiver_is_detected_without_timeout(rigs, ws):
+    rig = rigs(basic(0), 2)
+    rig.workers[1].kill()
+    t0 = time.monotonic()
+    e = expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(1), timeout=60.0, ids="SEND-3",
+                     what="send to a SIGKILLed receiver", naming=[1], limit=T)
+    assert time.monotonic() - t0 < T, "SEND-3 violated: a dead receiver was only found by a timeout"
+    assert e.version in (None, 0, 1)
+    rig.model.gone(1)
+    if rig.sender.version == 1:
+        rig.model.publish(describe(basic(1)), [0])
+    rig.check()
+
+
+@pytest.mark.req("SEND-4", "VER-2", "SEND-2")
+def test_send_to_known_gone_receiver_consumes_nothing(rigs, ws):
+    rig = rigs(basic(0), 2)
+    rig.workers[1].call("discard")  # receiver.close(): its channel ends (CON-1)
+    try:
+        rig.sender.send(basic(1), timeout=T)
+    except ws.ReceiverDiedError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"SEND-3 violated: send to a closed receiver raised {type(e).__name__}: {e}") from None
+    else:
+        raise AssertionError("SEND-3 violated: send to a receiver that closed returned normally")
+    v = rig.sender.version
+    expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(2), timeout=T, ids="SEND-4",
+                 what="send to a receiver known to be gone", naming=[1])
+    assert rig.sender.version == v, f"VER-2 violated: a send refused for a gone receiver moved version {v} -> {rig.sender.version}"
+    expect_error(ws, "ReceiverDiedError", rig.sender.send_async, basic(2), ids="SEND-4",
+                 what="send_async to a receiver known to be gone", naming=[1])
+    assert rig.sender.version == v, "VER-2 violated: send_async refused for a gone receiver consumed a version"
+
+
+@pytest.mark.req("SEND-4", "VER-2")
+def test_send_to_unconnected_receiver_is_refused(rigs, ws):
+    rig = rigs(basic(0), 2, connect=[0])
+    expect_error(ws, "WeightSyncError", rig.sender.send, basic(1), timeout=T, ids="SEND-4",
+                 what="send to an unconnected receiver", limit=SHORT + SLACK)
+    assert rig.sender.version == 0, "VER-2 violated: a send refused for an unconnected receiver consumed a version"
+    rig.send(basic(1), workers=[0])
+    rig.check()
+
+
+@pytest.mark.req("SEND-6", "VER-2")
+@pytest.mark.parametrize("workers", [[], [0, 0], [2], [-1], ["0"], [True]], ids=str)
+def test_bad_workers_argument(rigs, workers):
+    rig = rigs(basic(0), 2)
+    for fn in (rig.sender.send, rig.sender.send_async):
+        try:
+            fn(basic(1), workers=workers, timeout=T)
+        except ValueError:
+            pass
+        except Exception as e:  # noqa: BLE001
+            raise AssertionError(f"SEND-6 violated: workers={workers!r} raised {type(e).__name__}, not ValueError") from None
+        else:
+            raise AssertionError(f"SEND-6 violated: workers={workers!r} was accepted")
+    assert rig.sender.version == 0, "VER-2 violated: an invalid workers= consumed a version"
+    rig.check()
+
+
+@pytest.mark.req("BAD-1", "BAD-2", "BAD-3", "BAD-4", "VER-2")
+@given(data=st.data())
+def test_bad_input_is_rejected_before_any_byte_changes(rigs, ws, data):
+    spec = data.draw(S.specs(min_size=1, max_size=4), label="spec")
+    w0 = data.draw(S.weights_for(spec), label="initial")
+    rig = rigs(w0, 1)
+    w1 = data.draw(S.weights_for(spec), label="good")
+    rig.send(w1)
+    kind = data.draw(S.bad_kinds, label="kind")
+    bad = S.make_bad(spec, data.draw(S.weights_for(spec), label="base"), kind, data.draw(st.integers(0, 9)))
+    rid = S.BAD_IDS[kind]
+    cls = "WeightsMismatchError" if rid in ("BAD-1", "BAD-2") else "WeightSyncError"
+    try:
+        rig.sender.send(bad, timeout=T)
+    except getattr(ws, cls):
+        pass
+    except (ValueError, TypeError) as e:
+        if cls == "WeightsMismatchError":
+            raise AssertionError(f"{rid} violated: bad input ({kind}) raised {type(e).__name__}, not WeightsMismatchError") from None
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"{rid} violated: bad input ({kind}) raised {type(e).__name__}: {e}") from None
+    else:
+        raise AssertionError(f"{rid} violated: bad input ({kind}) was accepted")
+    assert rig.sender.version == 1, f"VER-2 violated: a rejected send ({kind}) moved the version to {rig.sender.version}"
+    rig.check()
+    # BAD-4: the slot of the latest version is intact: a late joiner gets exactly version 1.
+    rig.workers[0].call("discard")
+    rig.model.gone(0)
+    rig.restart(0)
+    v, d = rig.workers[0].call("snapshot")
+    assert v == 1, f"LIFE-1 violated: restarted receiver got version {v}, expected 1"
+    assert d == rig.model.published[1], "BAD-4 violated: after a rejected send, a joiner reads bytes that are not version 1's"
+    rig.teardown()
+
+
+@pytest.mark.req("BAD-2")
+def test_mismatch_error_names_the_entry_and_both_values(rigs, ws):
+    rig = rigs(basic(0), 1)
+    bad = basic(1)
+    bad["w"] = torch.zeros(4, 4)
+    e = expect_error(ws, "WeightsMismatchError", rig.sender.send, bad, timeout=T, ids="BAD-2",
+                     what="send with a wrong shape")
+    msg = str(e)
+    assert "w" in msg and "4, 3" in msg.replace("[", "").replace("(", "") and "4, 4" in msg.replace("[", "").replace("(", ""), (
+        f"BAD-2 violated: the error does not name the entry and both shapes: {msg}"
+    )
+    assert isinstance(e, ValueError), "API-4 violated: WeightsMismatchError is not a ValueError"
+
+
+@pytest.mark.req("BAD-3", "CONS-4")
+def test_module_parameters_are_read_detached(ws, pool):
+    """A module whose parameters require grad is fine (BAD-3); its mapping form is not."""
+    if "module" not in ws.CAPABILITIES:
+        pytest.skip("capability module not declared in CAPABILITIES")
+    m = torch.nn.Linear(3, 2)
+    with ws.Sender(m, 1) as s:
+        assert s.version == 0
+    try:
+        ws.Sender(dict(m.named_parameters()), 1).close()
+    except (ws.WeightSyncError, ValueError):
+        pass
+    else:
+        raise AssertionError("BAD-3 violated: a mapping whose values require grad was accepted")
+
+
+@pytest.mark.req("SEND-2", "INIT-5")
+@pytest.mark.needs("pull")
+def test_timeout_names_only_the_silent_receivers(rigs, ws):
+    rig = rigs(basic(0), 2, modes=["push", "pull"])
+    e = expect_error(ws, "SyncTimeoutError", rig.sender.send, basic(1), timeout=SHORT, ids="SEND-2",
+                     what="send with a pull receiver that never polls", naming=[1], limit=SHORT + SLACK)
+    assert e.version == 1, f"SEND-2 violated: SyncTimeoutError carries version {e.version}, expected 1"
+    rig.model.publish(describe(basic(1)), [0, 1])
+    rig.model.acked(0, 1)
+    rig.check()
+    assert rig.poll(1) == 1
+    rig.check()

@@ -1,0 +1,279 @@
+"""Spec sections 4 and 9: state machines seen through the binding, handshake, join, restart, close
+(SM-*, INIT-*, LIFE-*)."""
+
+import gc
+import pickle
+import threading
+import time
+
+import pytest
+
+from . import strategies as S
+from .harness import new_threads, open_fds, shm_state
+from .model import describe
+from .rig import SHORT, SLACK, T, Rig, expect_error, expect_remote_error, spec_of
+
+pytestmark = pytest.mark.needs("push")
+
+
+def basic(seed=0):
+    return S.distinct_weights(S.BASIC_SPEC, seed)
+
+
+@pytest.mark.req("LIFE-1", "INIT-1", "INIT-4", "SM-S-1", "SM-R-1")
+def test_late_joiner_gets_the_latest_version(rigs):
+    rig = rigs(basic(0), 2, connect=[0])
+    for k in range(1, 4):
+        rig.send(basic(k), workers=[0])
+    rig.connect([1])  # checks the joiner's version is 3 (LIFE-1, INIT-4)
+    rig.check()
+    v, d = rig.workers[1].call("snapshot")
+    assert [(n, dt, sh) for n, (dt, sh, _) in d.items()] == [(n, dt, sh) for n, (dt, sh, _) in rig.model.published[3].items()], (
+        "INIT-1 violated: the joiner's names, dtypes or shapes differ from the sender's manifest"
+    )
+    rig.send(basic(4))
+    rig.check()
+
+
+@pytest.mark.req("LIFE-2", "SM-S-5", "SM-S-4", "CON-1")
+def test_restart_after_kill(rigs, ws):
+    rig = rigs(basic(0), 2)
+    rig.send(basic(1))
+    rig.workers[1].kill()
+    expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(2), timeout=T, ids="CON-1",
+                 what="send after receiver 1 was killed", naming=[1])
+    rig.model.gone(1)
+    if rig.sender.version == 2:
+        rig.model.publish(describe(basic(2)), [0])
+    v0 = rig.sender.version
+    rig.send(basic(3), workers=[0])
+    rig.restart(1)  # a new handle and connect(workers=[1]) brings it to the latest (LIFE-2)
+    assert rig.workers[1].call("peek") == v0 + 1
+    rig.send(basic(4))
+    rig.check()
+
+
+@pytest.mark.req("LIFE-2")
+def test_consumed_handle_cannot_be_pickled(rigs, ws):
+    rig = rigs(basic(0), 1, connect=False)
+    h = rig.sender.handle(0)
+    rig.open(0, h)
+    rig.workers[0].submit("connect", T)
+    rig.sender.connect(T, workers=[0])
+    assert rig.workers[0].result()[0] == "ok"
+    try:
+        pickle.dumps(h)
+    except ws.ProtocolError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"LIFE-2 violated: pickling a consumed handle raised {type(e).__name__}, not ProtocolError") from None
+    else:
+        raise AssertionError("LIFE-2 violated: a handle consumed by connect() could still be pickled")
+
+
+@pytest.mark.req("LIFE-3", "SM-S-5")
+def test_no_new_handle_for_a_live_receiver(rigs, ws):
+    rig = rigs(basic(0), 1)
+    expect_error(ws, "ProtocolError", rig.sender.handle, 0, ids="LIFE-3", what="handle(0) for a live receiver")
+    rig.send(basic(1))
+    rig.check()
+
+
+@pytest.mark.req("ROLE-1")
+def test_receiver_ids_are_0_to_n_minus_1(ws):
+    with ws.Sender(basic(0), 2) as s:
+        s.handle(0)
+        s.handle(1)
+        for bad in (2, -1):
+            try:
+                s.handle(bad)
+            except (ValueError, IndexError, ws.WeightSyncError):
+                pass
+            else:
+                raise AssertionError(f"ROLE-1 violated: handle({bad}) accepted with 2 receivers")
+    for n in (0, -1):
+        with pytest.raises((ValueError, ws.WeightSyncError)):
+            ws.Sender(basic(0), n)
+
+
+@pytest.mark.req("INIT-3", "SM-S-2", "SM-R-1", "LIFE-2", "SEND-4")
+def test_target_mismatch_fails_the_handshake(rigs, ws):
+    rig = rigs(basic(0), 2, connect=[0])
+    wrong = [(n, d, (7,) if n == "w" else s) for n, d, s in spec_of(rig.weights)]
+    rig.workers[1].call("open", rig.sender.handle(1), "push", False, ("mapping", wrong))
+    rig.workers[1].submit("connect", T)
+    e = expect_error(ws, "ReceiverError", lambda: rig.sender.connect(T, workers=[1]), ids="INIT-3",
+                     what="sender.connect with a mismatching target", naming=[1])
+    assert e.details.get(1), f"INIT-3 violated: ReceiverError carries no detail for receiver 1: {e.details}"
+    expect_remote_error(rig.workers[1].result(), "WeightsMismatchError", ids="INIT-3", what="receiver.connect with a mismatching target")
+    rig.model.peers[1].state = "failed"
+    expect_error(ws, "ReceiverError", rig.sender.send, basic(1), timeout=T, ids="SEND-4",
+                 what="send to a failed receiver", naming=[1])
+    assert rig.sender.version == 0, "VER-2 violated: a send refused for a failed receiver consumed a version"
+    rig.send(basic(1), workers=[0])
+    rig.restart(1)  # a failed receiver gets a new handle (LIFE-2, SM-S-5)
+    rig.send(basic(2))
+    rig.check()
+
+
+@pytest.mark.req("INIT-5")
+def test_sender_connect_is_bounded(rigs, ws):
+    rig = rigs(basic(0), 2, connect=False)
+    rig.open(0)
+    rig.open(1)
+    rig.workers[0].submit("connect", T)
+    # receiver 1 never calls connect()
+    expect_error(ws, "SyncTimeoutError", lambda: rig.sender.connect(SHORT, workers=[0, 1]), ids="INIT-5",
+                 what="sender.connect with a silent receiver", naming=[1], limit=SHORT + SLACK)
+    assert rig.workers[0].result()[0] == "ok"
+
+
+@pytest.mark.req("INIT-5")
+def test_receiver_connect_is_bounded(rigs):
+    rig = rigs(basic(0), 1, connect=False)
+    rig.open(0)
+    t0 = time.monotonic()
+    out = rig.workers[0].outcome("connect", SHORT)
+    expect_remote_error(out, "SyncTimeoutError", ids="INIT-5", what="receiver.connect with no sender.connect")
+    assert time.monotonic() - t0 < SHORT + SLACK, "INIT-5 violated: receiver.connect overran its timeout"
+
+
+@pytest.mark.req("INIT-5", "INIT-3")
+def test_connect_fails_at_once_when_a_receiver_refuses(rigs, ws):
+    rig = rigs(basic(0), 2, connect=False)
+    wrong = [(n, "float64" if n == "w" else d, s) for n, d, s in spec_of(rig.weights)]
+    rig.workers[0].call("open", rig.sender.handle(0), "push", False, ("mapping", wrong))
+    rig.open(1)  # has its handle, never calls connect()
+    rig.workers[0].submit("connect", T)
+    t0 = time.monotonic()
+    expect_error(ws, "ReceiverError", lambda: rig.sender.connect(60.0, workers=[0, 1]), ids="INIT-5",
+                 what="sender.connect with one receiver refusing and one silent", naming=[0], limit=T)
+    assert time.monotonic() - t0 < T, "INIT-5 violated: a Ready(error) was reported only after waiting for the others"
+    expect_remote_error(rig.workers[0].result(), "WeightsMismatchError", ids="INIT-3",
+                        what="receiver.connect with a mismatching dtype")
+
+
+@pytest.mark.req("INIT-5", "SM-S-4", "SEND-3")
+def test_connect_to_a_dead_receiver_fails_at_once(rigs, ws):
+    rig = rigs(basic(0), 1, connect=False)
+    rig.open(0)
+    rig.workers[0].kill()
+    t0 = time.monotonic()
+    expect_error(ws, "ReceiverDiedError", lambda: rig.sender.connect(30.0, workers=[0]), ids="INIT-5",
+                 what="sender.connect to a receiver whose process died", naming=[0], limit=T)
+    assert time.monotonic() - t0 < T, "INIT-5 violated: a dead receiver was found only by the timeout"
+
+
+@pytest.mark.req("LIFE-4", "LIFE-7", "SM-S-6", "SM-R-3", "CONS-3")
+@pytest.mark.needs("pull")
+def test_sender_close_stops_everyone_and_releases_everything(ws, pool):
+    pool.get(3)  # replace any dead worker now, so that the counts below are the sender's alone
+    gc.collect()
+    before_shm, before_fds = shm_state(), open_fds()
+    threads_before = {t.ident for t in threading.enumerate()}
+    rig = Rig(ws, pool, basic(0), 3, modes=["push", "pull", "push"], connect=[0, 1])
+    rig.open(2)  # receiver 2 has its handle but has not connected: it still gets Stop (SM-S-6)
+    rig.send_async(basic(1), workers=[0]).wait(T)
+    rig.model.acked(0, 1)
+    rig.sender.close()
+    try:
+        rig.sender.close()
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"LIFE-4 violated: a second sender.close() raised {type(e).__name__}: {e}") from None
+    out = rig.workers[2].outcome("connect", T)
+    assert out[0] == "err", f"SM-S-6 violated: a receiver connecting after close() got {out[1]!r}"
+    # A pull receiver learns of Stop when it polls (CONS-3); a push receiver on its own.
+    assert rig.workers[1].call("poll", 0.0) is None, "LIFE-7 violated: poll() after Stop did not return None"
+    deadline = time.monotonic() + T
+    while True:
+        states = [rig.workers[i].call("state") for i in (0, 1)]
+        if all(s["stopped"] for s in states) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert all(s["stopped"] for s in states), f"LIFE-7 violated: receivers not stopped {T} s after sender.close(): {states}"
+    assert rig.workers[1].call("poll", 0.0) is None, "LIFE-7 violated: poll() after Stop did not return None"
+    assert [s["version"] for s in states] == [1, 0], f"SM-R-3 violated: versions changed at Stop: {states}"
+    rig.check([0, 1])  # the weights stay readable and intact (SM-R-3)
+    for w in rig.workers:
+        w.call("discard")
+    del rig
+    gc.collect()
+    after_shm, after_fds = shm_state(), open_fds()
+    assert after_shm == before_shm, f"LIFE-4 violated: shared segments left in the sender process: {before_shm} -> {after_shm}"
+    assert after_fds <= before_fds, f"LIFE-4 violated: file descriptors left open after close: {before_fds} -> {after_fds}"
+    left = new_threads(threads_before)
+    assert not left, f"LIFE-4 violated: threads left in the sender process after close(): {left}"
+
+
+@pytest.mark.req("LIFE-5", "SM-R-4")
+@pytest.mark.parametrize("mode", ["push", "pull"])
+def test_receiver_close_is_idempotent_and_leaves_nothing(rigs, ws, mode):
+    if mode not in ws.CAPABILITIES:
+        pytest.skip(f"capability {mode} not declared in CAPABILITIES")
+    rig = rigs(basic(0), 1, modes=[mode])
+    rig.send_async(basic(1))
+    out = rig.workers[0].call("close", twice=True)
+    assert out["second_close"] is None, f"LIFE-5 violated: a second receiver.close() raised {out['second_close']}"
+    assert out["elapsed"] < T, f"LIFE-5 violated: receiver.close() took {out['elapsed']:.1f} s"
+    assert not out["threads"], f"LIFE-5 violated: threads left in the receiver process after close(): {out['threads']}"
+    assert out["maps"] == 0 and out["fds"] == 0, f"LIFE-5 violated: slots still mapped after receiver.close(): {out}"
+
+
+@pytest.mark.req("SM-R-4", "LIFE-5")
+def test_close_a_receiver_that_never_connected(rigs):
+    rig = rigs(basic(0), 1, connect=False)
+    rig.open(0)
+    out = rig.workers[0].call("close", twice=True)
+    assert out["second_close"] is None, f"LIFE-5 violated: a second receiver.close() raised {out['second_close']}"
+    assert not out["threads"], f"LIFE-5 violated: threads left: {out['threads']}"
+
+
+@pytest.mark.req("LIFE-6")
+def test_closed_sender_refuses_calls(rigs, ws):
+    rig = rigs(basic(0), 1)
+    rig.send(basic(1))
+    rig.sender.close()
+    assert rig.sender.version == 1, "LIFE-6 violated: version of a closed sender is not readable"
+    for what, fn in (
+        ("send", lambda: rig.sender.send(basic(2), timeout=SHORT)),
+        ("send_async", lambda: rig.sender.send_async(basic(2), timeout=SHORT)),
+        ("connect", lambda: rig.sender.connect(SHORT)),
+        ("handle", lambda: rig.sender.handle(0)),
+    ):
+        expect_error(ws, "ClosedError", fn, ids="LIFE-6", what=f"{what} on a closed sender")
+
+
+@pytest.mark.req("LIFE-6", "SM-R-4")
+def test_closed_receiver_calls(ws, pool):
+    r = Rig(ws, pool, basic(0), 1)
+    try:
+        r.send(basic(1))
+        w = r.workers[0]
+        w.call("close", keep=True)
+        out = w.call("closed_calls")
+        for name in ("poll", "connect", "reading"):
+            assert out[name] is not None and out[name].isa("ClosedError"), (
+                f"LIFE-6 violated: {name}() on a closed receiver gave {out[name]!r}, not ClosedError"
+            )
+        assert out["version"] == ("value", 1), f"LIFE-6 violated: version of a closed receiver: {out['version']!r}"
+        assert out["stopped"][0] == "value", f"LIFE-6 violated: stopped of a closed receiver raised {out['stopped']}"
+        assert out["weights"][0] == "value" and out["weights"][1] == r.model.published[1], (
+            f"LIFE-6 violated: the weights of a closed receiver are not readable as version 1: {out['weights']!r}"[:300]
+        )
+    finally:
+        r.teardown()
+
+
+@pytest.mark.req("SM-R-7", "CONS-3")
+@pytest.mark.needs("pull")
+def test_illegal_receiver_calls_raise_protocol_error(rigs):
+    rig = rigs(basic(0), 1, modes=["pull"], connect=False)
+    rig.open(0)
+    expect_remote_error(rig.workers[0].outcome("poll", 0.0), "ProtocolError", ids="SM-R-7", what="poll() before connect()")
+    rig.connect([0])
+    expect_remote_error(rig.workers[0].outcome("connect", SHORT), "ProtocolError", ids="SM-R-7", what="connect() twice")
+    expect_remote_error(rig.workers[0].outcome("poll_inside_reading"), "ProtocolError", ids="CONS-3",
+                        what="poll() inside reading()")
+    rig.send_async(basic(1))
+    assert rig.poll(0) == 1
+    rig.check()

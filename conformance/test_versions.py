@@ -1,0 +1,135 @@
+"""Spec section 5, versions and acks (VER-*, ACK-*), and what a send returns (SEND-1, SEND-5)."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from . import strategies as S
+from .rig import SHORT, SLACK, T, expect_error
+
+
+def basic(seed=0):
+    return S.distinct_weights(S.BASIC_SPEC, seed)
+
+
+@pytest.mark.req("VER-1", "ACK-3", "SEND-1", "INIT-4", "ROLE-3")
+@pytest.mark.needs("push")
+def test_versions_count_up_and_bytes_arrive_exactly(rigs):
+    w = basic(0)
+    rig = rigs(w, 2)
+    assert rig.sender.version == 0, f"VER-1 violated: a new sender's version is {rig.sender.version}, not 0"
+    rig.check()
+    for k in range(1, 4):
+        for name, t in S.distinct_weights(S.BASIC_SPEC, k).items():
+            w[name].copy_(t)
+        v = rig.send()
+        assert v == k, f"VER-1 violated: send #{k} returned version {v}"
+        rig.check()
+
+
+@pytest.mark.req("API-2", "ACK-3")
+@pytest.mark.needs("push")
+def test_send_with_explicit_weights(rigs):
+    rig = rigs(basic(0), 1)
+    rig.send(basic(7))
+    rig.check()
+    rig.send()  # weights=None re-reads the object the sender was built from (API-2)
+    rig.check()
+
+
+@pytest.mark.req("ROLE-3", "ACK-3", "VER-1")
+@pytest.mark.needs("push")
+@given(data=st.data())
+def test_any_names_dtypes_shapes_roundtrip(rigs, data):
+    spec = data.draw(S.specs(), label="spec")
+    w0 = data.draw(S.weights_for(spec), label="initial")
+    rig = rigs(w0, 1)
+    rig.check()
+    rig.send(data.draw(S.weights_for(spec), label="update"))
+    rig.check()
+    rig.teardown()
+
+
+@pytest.mark.req("SEND-5", "ACK-2", "ACK-1", "VER-4", "CONS-3")
+@pytest.mark.needs("pull")
+def test_pull_newest_wins_and_answers_older(rigs):
+    rig = rigs(basic(0), 1, modes=["pull"])
+    f1 = rig.send_async(basic(1))
+    f2 = rig.send_async(basic(2))
+    assert not f1.done() and not f2.done(), "SEND-5 violated: futures report done before any ack"
+    rig.check()  # pull mode: nothing applied before poll (CONS-3)
+    got = rig.poll(0)
+    assert got in (1, 2), f"ACK-1 violated: poll() returned {got}, expected 1 or 2"
+    if got == 1:
+        got = rig.poll(0)
+        assert got == 2, f"ACK-1 violated: second poll() returned {got}, expected 2"
+    rig.check()
+    # ACK-2: the ack of 2 answers the Receive of 1 as well; matched by version (VER-4).
+    assert f1.wait(T) == 1, "ACK-2 violated: waiting on version 1 after version 2 was acked"
+    assert f2.wait(T) == 2
+    assert f1.done() and f2.done()
+    assert rig.poll(0) is None, "ACK-1 violated: poll() applied something with nothing pending"
+
+
+@pytest.mark.req("SEND-5", "SEND-2", "VER-4")
+@pytest.mark.needs("pull")
+def test_wait_times_out_and_can_wait_again(rigs, ws):
+    rig = rigs(basic(0), 1, modes=["pull"])
+    f = rig.send_async(basic(1))
+    e = expect_error(ws, "SyncTimeoutError", f.wait, SHORT, ids="SEND-5", what="wait() with no poll", naming=[0],
+                     limit=SHORT + SLACK)
+    assert e.version == 1, f"SEND-2 violated: SyncTimeoutError carries version {e.version}, expected 1"
+    assert isinstance(e, TimeoutError), "API-4 violated: SyncTimeoutError is not a TimeoutError"
+    rig.poll(0)
+    assert f.wait(T) == 1, "SEND-5 violated: wait() after a timeout did not return the version once acked"
+
+
+@pytest.mark.req("VER-4", "ACK-4", "ACK-3")
+@pytest.mark.needs("push")
+def test_ack_only_after_apply(rigs):
+    """Applying is made slow (the target mapping pauses): the ack must still come after it (ACK-4)."""
+    rig = rigs(basic(0), 1)
+    rig.workers[0].call("fault", ("slow", 0.6))
+    v = rig.send(basic(1), timeout=T)
+    seen = rig.workers[0].call("peek")
+    assert seen == v, f"ACK-4 violated: send returned version {v} (acked) but receiver 0 still reports version {seen}"
+    rig.workers[0].call("fault", None)
+    rig.check()
+
+
+@pytest.mark.req("ACK-3", "VER-4", "SEND-5")
+@pytest.mark.needs("push")
+def test_async_sends_settle_in_order(rigs):
+    rig = rigs(basic(0), 2)
+    futures = [rig.send_async(basic(k)) for k in range(1, 5)]
+    for f in futures:
+        assert f.wait(T) == f.version
+    for i in range(2):
+        rig.model.acked(i, futures[-1].version)
+    rig.check()
+
+
+@pytest.mark.req("SLOT-1", "SLOT-3", "VER-2", "SEND-2")
+@pytest.mark.needs("pull")
+def test_bounded_slots_time_out_without_publishing(rigs, ws):
+    rig = rigs(basic(0), 1, modes=["pull"], max_slots=2)
+    rig.send_async(basic(1))
+    rig.send_async(basic(2))  # two slots: the one of version 0 is free again (SLOT-1)
+    e = expect_error(ws, "SyncTimeoutError", rig.sender.send_async, basic(3), timeout=SHORT, ids="SLOT-3",
+                     what="send_async with every slot in use", limit=SHORT + SLACK)
+    assert 0 in e.workers, f"SLOT-3 violated: the timeout names {e.workers}, not receiver 0 that holds the slots"
+    assert e.version is None, f"SLOT-3 violated: a send that published nothing raised with version {e.version}, not None"
+    assert rig.sender.version == 2, f"VER-2 violated: a send that timed out waiting for a slot left version {rig.sender.version}"
+    assert rig.poll(0) in (1, 2)
+    while rig.poll(0) is not None:
+        pass
+    f = rig.send_async(basic(3), timeout=T)
+    assert f.version == 3
+    rig.poll(0)
+    rig.check()
+
+
+@pytest.mark.req("VER-1")
+def test_version_is_int(rigs):
+    rig = rigs(basic(0), 1, connect=False)
+    assert type(rig.sender.version) is int and rig.sender.version == 0, "VER-1 violated: version 0 is not the int 0"
