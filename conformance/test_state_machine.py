@@ -84,7 +84,7 @@ class Protocol(RuleBasedStateMachine):
         return self._ids(lambda p: p.state == LIVE and p.id not in self.readers) if self._quiet() else []
 
     def _readable(self):
-        return self._ids(lambda p: p.state == LIVE and p.mode == "push" and p.id not in self.faulty)
+        return self._ids(lambda p: p.state == LIVE and p.id not in self.faulty)
 
     def _live(self):
         return self._ids(lambda p: p.state == LIVE)
@@ -267,8 +267,7 @@ class Protocol(RuleBasedStateMachine):
     def toggle_reader(self, data):
         """A thread reading continuously inside reading(): it must never see a torn version (CONS-1).
 
-        Push mode only: in pull mode CONS-1 promises one version between two polls
-        of the polling thread, and says nothing of reading() in another thread.
+        In both modes: a pull receiver's poll() waits for reading() blocks in other threads (CONS-2).
         """
         i = data.draw(st.sampled_from(self._readable()), label="receiver")
         w = self.rig.workers[i]

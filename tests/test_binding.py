@@ -577,3 +577,27 @@ def test_workers_that_are_not_a_list_of_ids(local, weights):
         with pytest.raises(ValueError, match="SEND-6"):
             sender.send(workers=workers, timeout=5)
     assert sender.version == 0
+
+
+def test_pull_poll_waits_for_readers_in_other_threads(local, weights):
+    """CONS-1, CONS-2: in pull mode too, an apply never overlaps a reading() block."""
+    sender, (r,) = local(weights, n=1, modes="pull")
+    inside, seen = threading.Event(), []
+
+    def reader():
+        with r.reading():
+            inside.set()
+            seen.append(r.weights["a.weight"].clone())
+            time.sleep(0.3)
+            seen.append(r.weights["a.weight"].clone())
+
+    t = threading.Thread(target=reader)
+    t.start()
+    assert inside.wait(5)
+    fut = sender.send_async(pattern(MANIFEST, 1))
+    t0 = time.monotonic()
+    assert r.poll(timeout=5) == 1
+    assert time.monotonic() - t0 > 0.1, "CONS-2 violated: poll() applied inside another thread's reading()"
+    t.join(5)
+    assert torch.equal(seen[0], seen[1]), "CONS-1 violated: the reader saw two versions"
+    assert fut.wait(timeout=5) == 1

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # about ten minutes: `-m "not slow"` leaves it out while iterating
+
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS_DIR = Path(__file__).resolve().parent / "mutants"
 MUTANTS = sorted(p.stem for p in MUTANTS_DIR.glob("*.py") if not p.stem.startswith("_"))

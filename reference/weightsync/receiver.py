@@ -228,7 +228,8 @@ class Receiver:
             raise
         if msg is None:
             return None
-        status, detail = self._apply_and_ack(msg)
+        with self._lock.write(lambda: self._closing):  # readers in other threads hold still (CONS-2)
+            status, detail = self._apply_and_ack(msg)
         if status != OK:
             raise ReceiverError([self.id], msg.version, {self.id: detail})
         return msg.version

@@ -339,7 +339,9 @@ class Sender:
         self._check_open()
         targets = list(range(len(self._peers))) if workers is None else self._check_workers(workers)
         self._pump(0)
-        tensors = self._checker.ordered(layout.flatten(self._source if weights is None else weights))
+        source = self._source if weights is None else weights
+        # A plain dict goes straight to the checker, which rejects what flatten would (BAD-1, BAD-2).
+        tensors = self._checker.ordered(source if type(source) is dict else layout.flatten(source))
         self._check_targets(targets)
         # Every group gets each version, once per device, so that a joiner on any
         # device starts from the latest (LIFE-1, LAYOUT-2).
