@@ -7,6 +7,7 @@ and host a fresh receiver per test.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -154,16 +155,19 @@ def test_demo_stops_cleanly_on_ctrl_c():
     proc = subprocess.Popen(
         [sys.executable, "-m", "weightsync", "demo", "--params", "1e4", "--workers", "2", "--updates", "100000"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        # A job started in the background inherits SIGINT ignored, and Python then
+        # installs no KeyboardInterrupt handler: give the demo a terminal's default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         for line in proc.stdout:
             if line.startswith("update"):
                 break
-        os.killpg(proc.pid, 2)
+        os.killpg(proc.pid, signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=45)
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, 9)
+            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr
     assert not _session_processes(proc.pid, wait=10), "processes left behind"

@@ -104,10 +104,12 @@ def run(args: argparse.Namespace) -> int:
             opt.zero_grad()
             loss.backward()
             opt.step()
+            # Recorded before the send: an interrupt may land after the version is
+            # out but before send() returns, and workers will report it.
+            published[sender.version + 1] = digest(model.state_dict())
             t = time.perf_counter()
             version = sender.send(timeout=30)
             latencies.append(time.perf_counter() - t)
-            published[version] = digest(model.state_dict())
             print(f"update {version:4d}/{args.updates}  loss {loss.item():8.4f}  send {latencies[-1] * 1e3:8.3f} ms")
     except KeyboardInterrupt:
         interrupted = True
