@@ -135,11 +135,12 @@ def test_everything_is_released_after_close(workers):
     assert [w.call("resources") for w in workers] == remote_before
 
 
-def test_demo_runs_and_leaves_nothing_behind():
+@pytest.mark.parametrize("mode", ["push", "pull"])
+def test_demo_runs_and_leaves_nothing_behind(mode):
     """The README's main job, small: exit 0, a summary, every check passed, no child left."""
     shm_before = set(os.listdir("/dev/shm"))
     out = subprocess.run(
-        [sys.executable, "-m", "weightsync", "demo", "--params", "2e4", "--workers", "2", "--updates", "5", "--mode", "pull"],
+        [sys.executable, "-m", "weightsync", "demo", "--params", "2e4", "--workers", "2", "--updates", "5", "--mode", mode],
         capture_output=True, text=True, timeout=180,
     )
     assert out.returncode == 0, out.stdout + out.stderr

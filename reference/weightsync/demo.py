@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import os
 import signal
 import statistics
 import sys
@@ -46,12 +47,12 @@ def worker(handle, params: int, mode: str, results) -> None:
     torch.set_num_threads(1)
     model = make_model(params).eval()
     batch = torch.randn(16, IN)
-    seen = 0
     with Receiver(handle, model, mode=mode) as receiver:
         receiver.connect(timeout=120)
         last = None
-        while not receiver.stopped:
-            if mode == "pull":
+        while True:
+            stopped = receiver.stopped  # read first: one more look after Stop sees the final version
+            if mode == "pull" and not stopped:
                 receiver.poll(timeout=0.01)
             snapshot = None
             with receiver.reading():
@@ -62,10 +63,12 @@ def worker(handle, params: int, mode: str, results) -> None:
                     model(batch)
             if snapshot is not None:  # hashed outside reading(), so updates are not held back
                 results.send(("seen", handle.receiver, version, digest(snapshot)))
-                last, seen = version, seen + 1
+                last = version
+            if stopped:
+                break
             if mode == "push":
                 time.sleep(0.001)  # a rollout step would go here
-        results.send(("done", handle.receiver, last, seen))
+        results.send(("done", handle.receiver, receiver.version, None))
     results.close()
 
 
@@ -75,6 +78,9 @@ def _interrupt(signum, frame):
 
 def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _interrupt)  # stop as cleanly on SIGTERM as on Ctrl-C
+    # Leave a core per worker: intra-op threads that outnumber free cores stall each
+    # other for a whole scheduler slice, which would show up as send latency.
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) - args.workers))
     torch.manual_seed(0)
     ctx = mp.get_context("spawn")
     model = make_model(int(args.params))
