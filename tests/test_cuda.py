@@ -17,7 +17,7 @@ import torch
 
 import weightsync as ws
 
-from .conftest import MANIFEST, assert_holds
+from .conftest import MANIFEST
 from .workers import pattern, start_workers
 
 pytestmark = [
@@ -67,14 +67,6 @@ def test_zero_copy_on_cuda(local):
         assert_holds_cpu(r, pattern(MANIFEST, 3), 3)
 
 
-@pytest.fixture(scope="module")
-def cuda_workers():
-    pool = start_workers(2)
-    yield pool
-    for w in pool:
-        w.stop()
-
-
 def _attach(sender, pool, mode="push"):
     for i, w in enumerate(pool):
         w.call("attach", sender.handle(i), mode=mode)
@@ -84,8 +76,9 @@ def _attach(sender, pool, mode="push"):
     return [w.result(timeout=60) for w in pool]
 
 
-def test_cuda_ipc_across_processes_without_torn_reads(cuda_workers):
+def test_cuda_ipc_across_processes_without_torn_reads(workers):
     """CUDA-2, CUDA-3, CONS-1: readers in other processes never see a half-published version."""
+    cuda_workers = workers[:2]
     big = [("w%d" % i, "float32", (256, 256)) for i in range(16)]
     with ws.Sender(on("cuda", pattern(big, 0)), 2) as sender:
         _attach(sender, cuda_workers)

@@ -29,7 +29,6 @@ from .protocol import (
     PeerState,
     Ready,
     Receive,
-    SlotInfo,
     Stop,
     message_event,
     step,
