@@ -78,23 +78,13 @@ def test_suite_kills_mutant(name):
 
 
 def test_unknown_impl_fails_at_once():
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance", "--impl=no_such_module_xyz", "-q", "-p", "no:cacheprovider"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 4, out[-2000:]
+    code, out, _ = run_suite("no_such_module_xyz")
+    assert code == 4, out[-2000:]
     assert "--impl=no_such_module_xyz: cannot import it" in out
     assert "Traceback" not in out
 
 
 def test_module_missing_a_name_fails_at_once():
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance", "--impl=json", "-q", "-p", "no:cacheprovider"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 4, out[-2000:]
+    code, out, _ = run_suite("json")
+    assert code == 4, out[-2000:]
     assert "does not expose the weightsync binding: missing Sender" in out
