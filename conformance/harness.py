@@ -185,6 +185,7 @@ class _Server:
         self.rx = None
         self.target: ControlledMapping | None = None
         self.reader: threading.Thread | None = None
+        self.readers: list[threading.Thread] = []
         self.reader_stop = threading.Event()
         self.observed: dict = {}
         self.reader_errors: list[str] = []
@@ -206,10 +207,11 @@ class _Server:
     def _stop_threads(self) -> None:
         self.reader_stop.set()
         self.hold_release.set()
-        for t in (self.reader, self.holder):
+        for t in (*self.readers, self.holder):
             if t is not None:
                 t.join(BOUND)
         self.reader = self.holder = None
+        self.readers = []
 
     # -- commands --
     def do_ping(self):
@@ -278,8 +280,12 @@ class _Server:
         self.target.mode = mode
         return None
 
-    def do_reader_start(self):
-        """Read continuously inside reading(), fingerprinting what each read sees (CONS-1)."""
+    def do_reader_start(self, threads=1, pause=0.0005):
+        """Read continuously inside reading(), fingerprinting what each read sees (CONS-1).
+
+        With several threads and no pause the reads overlap, so some reader is
+        always inside reading(): an apply must still get in (CONS-2).
+        """
         from .model import describe, digest
 
         self.observed, self.reader_errors, self.reads = {}, [], 0
@@ -300,23 +306,25 @@ class _Server:
                 except Exception as e:  # noqa: BLE001
                     self.reader_errors.append(f"{type(e).__name__}: {e}")
                     return
-                time.sleep(0.0005)
+                time.sleep(pause)
 
-        self.reader = threading.Thread(target=loop, name="conformance-reader", daemon=True)
-        self.reader.start()
+        self.readers = [threading.Thread(target=loop, name="conformance-reader", daemon=True) for _ in range(threads)]
+        for t in self.readers:
+            t.start()
+        self.reader = self.readers[0]
         return None
 
     def do_reader_stop(self):
         self.reader_stop.set()
-        if self.reader is not None:
-            self.reader.join(BOUND)
-            if self.reader.is_alive():
+        for t in self.readers:
+            t.join(BOUND)
+            if t.is_alive():
                 self.reader_errors.append(f"reader still blocked in reading() after {BOUND} s")
-        self.reader = None
+        self.reader, self.readers = None, []
         return {"observed": list(self.observed.items()), "errors": list(self.reader_errors), "reads": self.reads}
 
-    def do_hold(self):
-        """Enter reading() in a thread and stay there until release (CONS-2).
+    def do_hold(self, seconds=None):
+        """Enter reading() in a thread and stay there until release, or for `seconds` (CONS-2).
 
         On release the thread leaves reading() and enters it again at once, so
         `release(snapshot=True)` returns the first state a reader can see after
@@ -324,14 +332,16 @@ class _Server:
         """
         entered = threading.Event()
         self.hold_release.clear()
-        self.after_hold = None
+        self.after_hold = self.held = None
 
         def hold():
-            from .model import describe
+            from .model import describe, digest
 
             with self.rx.reading():
+                before = (self.rx.version, digest(describe(self.rx.weights)))
                 entered.set()
-                self.hold_release.wait(BOUND * 4)
+                self.hold_release.wait(BOUND * 4 if seconds is None else seconds)
+                self.held = (before, (self.rx.version, digest(describe(self.rx.weights))))
             try:
                 with self.rx.reading():
                     self.after_hold = ("ok", (self.rx.version, describe(self.rx.weights)))
@@ -343,6 +353,12 @@ class _Server:
         if not entered.wait(BOUND):
             raise TimeoutError("reading() did not open within the bound")
         return None
+
+    def do_held(self):
+        """What the last hold saw on entering and on leaving its reading() block (CONS-1)."""
+        if self.holder is not None:
+            self.holder.join(BOUND)
+        return self.held
 
     def do_release(self, snapshot=False):
         self.hold_release.set()
@@ -402,6 +418,23 @@ class _Server:
         """Name -> device of the receiver's weights (CUDA-1)."""
         with self.rx.reading():
             return {n: str(t.device) for n, t in self.rx.weights.items()}
+
+    def do_mapping(self):
+        """(device, inode, file offset) of the bytes a zero-copy weight views, from /proc/self/maps;
+        None when they are not in a shared file mapping (LAYOUT-2)."""
+        with self.rx.reading():
+            t = next((t for t in self.rx.weights.values() if t.numel()), None)
+            ptr = t.data_ptr() if t is not None else None
+        if ptr is None:
+            return None
+        with open("/proc/self/maps") as f:
+            for line in f:
+                fields = line.split()
+                lo, hi = (int(x, 16) for x in fields[0].split("-"))
+                if lo <= ptr < hi:
+                    inode = int(fields[4])
+                    return None if inode == 0 else (fields[3], inode, int(fields[2], 16) + ptr - lo)
+        return None
 
     def do_alignment(self):
         """Offsets modulo 64 of zero-copy views (LAYOUT-1)."""

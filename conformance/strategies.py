@@ -84,13 +84,23 @@ BASIC_SPEC: Spec = [
     ("none", torch.float16, (0, 3)),
 ]
 
-BAD_KINDS = ("missing", "unknown", "dtype", "shape", "requires_grad", "not_a_tensor")
+#: A dtype of the same element size, for each of DTYPES.
+SAME_SIZE = {
+    torch.float32: torch.int32, torch.int32: torch.float32,
+    torch.float64: torch.int64, torch.int64: torch.float64,
+    torch.float16: torch.bfloat16, torch.bfloat16: torch.float16,
+    torch.int8: torch.uint8, torch.uint8: torch.int8, torch.bool: torch.uint8,
+}
+
+BAD_KINDS = ("missing", "unknown", "dtype", "cast", "shape", "broadcast", "requires_grad", "not_a_tensor")
 #: Which requirement each bad kind violates (BAD-1 names, BAD-2 entries, BAD-3 grad).
 BAD_IDS = {
     "missing": "BAD-1",
     "unknown": "BAD-1",
     "dtype": "BAD-2",
+    "cast": "BAD-2",
     "shape": "BAD-2",
+    "broadcast": "BAD-2",
     "requires_grad": "BAD-3",
     "not_a_tensor": "BAD-2",
 }
@@ -107,8 +117,16 @@ def make_bad(spec: Spec, good: dict, kind: str, which: int = 0) -> dict:
     elif kind == "dtype":
         other = torch.float64 if dtype is not torch.float64 else torch.float32
         bad[name] = good[name].to(other)
+    elif kind == "cast":  # same element size: a byte copy would "work", a copy_ would cast silently
+        bad[name] = good[name].view(SAME_SIZE[dtype])
     elif kind == "shape":
         bad[name] = torch.zeros((*shape, 2), dtype=dtype)
+    elif kind == "broadcast":  # a shape that copy_ would broadcast silently
+        if not shape:
+            return make_bad(spec, good, "shape", which)
+        big = [i for i, n in enumerate(shape) if n > 1]
+        narrow = (*shape[: big[0]], 1, *shape[big[0] + 1 :]) if big else shape[1:]
+        bad[name] = torch.zeros(narrow, dtype=dtype)
     elif kind == "requires_grad":
         bad[name] = torch.zeros(shape, dtype=torch.float32 if not dtype.is_floating_point else dtype).requires_grad_(True)
         if not dtype.is_floating_point:

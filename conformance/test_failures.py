@@ -36,6 +36,35 @@ def test_error_in_apply_names_the_receiver(rigs, ws):
     rig.check()
 
 
+@pytest.mark.req("SEND-2", "ACK-6")
+@pytest.mark.needs("pull")
+def test_a_failure_is_raised_before_the_silent_receivers_time_out(rigs, ws):
+    """Receiver 0's apply raises while receiver 1 (pull, never polled) stays silent."""
+    rig = rigs(basic(0), 2, modes=["push", "pull"])
+    rig.workers[0].call("fault", "raise")
+    expect_error(ws, "ReceiverError", rig.sender.send, basic(1), timeout=T, ids="SEND-2",
+                 what="send where receiver 0 fails and receiver 1 is silent", naming=[0], limit=SLACK)
+    rig.model.publish(describe(basic(1)), [0, 1])
+    rig.model.failed_apply(0, 1)
+    rig.workers[0].call("fault", None)
+    assert rig.poll(1) == 1
+    rig.check()
+
+
+@pytest.mark.req("SEND-3", "SEND-5")
+@pytest.mark.needs("pull")
+def test_a_death_is_raised_by_wait_before_the_silent_receivers_time_out(rigs, ws):
+    rig = rigs(basic(0), 2, modes=["push", "pull"])
+    rig.workers[0].call("fault", ("slow", 5.0))  # killed mid-apply, before it can ack
+    future = rig.send_async(basic(1))
+    rig.workers[0].kill()
+    rig.model.gone(0)
+    expect_error(ws, "ReceiverDiedError", future.wait, timeout=T, ids="SEND-3",
+                 what="wait() where receiver 0 was killed and receiver 1 is silent", naming=[0], limit=SLACK)
+    assert rig.poll(1) == 1
+    rig.check()
+
+
 @pytest.mark.req("SEND-3", "CON-1", "SEND-2", "ACK-1")
 def test_killed_receiver_is_detected_without_timeout(rigs, ws):
     rig = rigs(basic(0), 2)
@@ -93,16 +122,7 @@ def test_bad_workers_argument(rigs, workers):
     rig.check()
 
 
-@pytest.mark.req("BAD-1", "BAD-2", "BAD-3", "BAD-4", "VER-2")
-@given(data=st.data())
-def test_bad_input_is_rejected_before_any_byte_changes(rigs, ws, data):
-    spec = data.draw(S.specs(min_size=1, max_size=4), label="spec")
-    w0 = data.draw(S.weights_for(spec), label="initial")
-    rig = rigs(w0, 1)
-    w1 = data.draw(S.weights_for(spec), label="good")
-    rig.send(w1)
-    kind = data.draw(S.bad_kinds, label="kind")
-    bad = S.make_bad(spec, data.draw(S.weights_for(spec), label="base"), kind, data.draw(st.integers(0, 9)))
+def _expect_rejected(ws, rig, bad: dict, kind: str) -> None:
     rid = S.BAD_IDS[kind]
     cls = "WeightsMismatchError" if rid in ("BAD-1", "BAD-2") else "WeightSyncError"
     try:
@@ -116,6 +136,30 @@ def test_bad_input_is_rejected_before_any_byte_changes(rigs, ws, data):
         raise AssertionError(f"{rid} violated: bad input ({kind}) raised {type(e).__name__}: {e}") from None
     else:
         raise AssertionError(f"{rid} violated: bad input ({kind}) was accepted")
+
+
+@pytest.mark.req("BAD-1", "BAD-2", "BAD-3", "VER-2")
+@pytest.mark.parametrize("kind", S.BAD_KINDS)
+def test_each_kind_of_bad_input_is_rejected_for_every_entry(rigs, ws, kind):
+    """Every kind against every entry of a fixed manifest, so no kind depends on what Hypothesis draws."""
+    rig = rigs(basic(0), 1)
+    for which in range(len(S.BASIC_SPEC)):
+        _expect_rejected(ws, rig, S.make_bad(S.BASIC_SPEC, basic(1), kind, which), kind)
+        assert rig.sender.version == 0, f"VER-2 violated: a rejected send ({kind}) moved the version"
+    rig.check()
+
+
+@pytest.mark.req("BAD-1", "BAD-2", "BAD-3", "BAD-4", "VER-2")
+@given(data=st.data())
+def test_bad_input_is_rejected_before_any_byte_changes(rigs, ws, data):
+    spec = data.draw(S.specs(min_size=1, max_size=4), label="spec")
+    w0 = data.draw(S.weights_for(spec), label="initial")
+    rig = rigs(w0, 1)
+    w1 = data.draw(S.weights_for(spec), label="good")
+    rig.send(w1)
+    kind = data.draw(S.bad_kinds, label="kind")
+    bad = S.make_bad(spec, data.draw(S.weights_for(spec), label="base"), kind, data.draw(st.integers(0, 9)))
+    _expect_rejected(ws, rig, bad, kind)
     assert rig.sender.version == 1, f"VER-2 violated: a rejected send ({kind}) moved the version to {rig.sender.version}"
     rig.check()
     # BAD-4: the slot of the latest version is intact: a late joiner gets exactly version 1.

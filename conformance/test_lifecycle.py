@@ -9,8 +9,8 @@ import time
 import pytest
 
 from . import strategies as S
-from .harness import new_threads, open_fds, shm_state
-from .model import describe
+from .harness import bounded, new_threads, open_fds, shm_state
+from .model import describe, digest
 from .rig import SHORT, SLACK, T, Rig, expect_error, expect_remote_error, spec_of
 
 pytestmark = pytest.mark.needs("push")
@@ -196,6 +196,50 @@ def test_sender_close_stops_everyone_and_releases_everything(ws, pool):
     assert after_fds <= before_fds, f"LIFE-4 violated: file descriptors left open after close: {before_fds} -> {after_fds}"
     left = new_threads(threads_before)
     assert not left, f"LIFE-4 violated: threads left in the sender process after close(): {left}"
+
+
+@pytest.mark.req("INIT-4", "SLOT-2")
+@pytest.mark.needs("pull")
+def test_ready_comes_after_the_init_version_is_applied(rigs):
+    """A slow apply of the Init's version: with two slots, the sender reuses version 0's slot
+    for version 2 as soon as Ready(0) says that slot is no longer read."""
+    rig = rigs(basic(0), 1, modes=["pull"], max_slots=2, connect=False)
+    rig.open(0)
+    rig.workers[0].call("fault", ("slow", 1.0))
+    rig.workers[0].submit("connect", T)
+    bounded(rig.sender.connect, T, workers=[0], limit=T + SLACK, what="sender.connect")
+    for k in (1, 2):
+        bounded(rig.sender.send_async, basic(k), timeout=T, limit=T + SLACK, what="send_async")
+    status, v = rig.workers[0].result(T + SLACK)
+    rig.workers[0].call("fault", None)
+    assert status == "ok" and v == 0, f"INIT-4 violated: connect() gave {status} {v}, expected version 0"
+    got, d = rig.workers[0].call("snapshot")
+    assert got == 0 and digest(d) == digest(describe(basic(0))), (
+        "INIT-4 violated: the receiver reports version 0 but holds other bytes: it answered Ready "
+        "before applying, and the sender reused the slot"
+    )
+
+
+@pytest.mark.req("LIFE-4")
+def test_sender_close_releases_the_channels_of_gone_receivers(ws, pool):
+    """Counted while the sender object is still referenced: close() itself must release, not the GC."""
+    pool.get(3)
+    gc.collect()
+    before_fds = open_fds()
+    rig = Rig(ws, pool, basic(0), 3)
+    rig.send(basic(1))
+    rig.workers[1].call("discard")  # receiver 1 closed its end
+    rig.workers[2].kill()  # receiver 2's process is gone
+    for i in (1, 2):  # the sender learns that both are gone
+        expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(2), workers=[i], timeout=T, ids="SEND-3",
+                     what=f"send to gone receiver {i}", naming=[i])
+    rig.sender.close()
+    after_fds = open_fds()
+    assert after_fds <= before_fds, (
+        f"LIFE-4 violated: {after_fds - before_fds} file descriptors still open after close() with a closed "
+        "and a killed receiver (counted before the sender object was freed)"
+    )
+    rig.workers[0].call("discard")
 
 
 @pytest.mark.req("LIFE-5", "SM-R-4")

@@ -89,7 +89,7 @@ def test_wait_times_out_and_can_wait_again(rigs, ws):
 def test_ack_only_after_apply(rigs):
     """Applying is made slow (the target mapping pauses): the ack must still come after it (ACK-4)."""
     rig = rigs(basic(0), 1)
-    rig.workers[0].call("fault", ("slow", 0.6))
+    rig.workers[0].call("fault", ("slow", 3.0))
     v = rig.send(basic(1), timeout=T)
     seen = rig.workers[0].call("peek")
     assert seen == v, f"ACK-4 violated: send returned version {v} (acked) but receiver 0 still reports version {seen}"
@@ -133,3 +133,18 @@ def test_bounded_slots_time_out_without_publishing(rigs, ws):
 def test_version_is_int(rigs):
     rig = rigs(basic(0), 1, connect=False)
     assert type(rig.sender.version) is int and rig.sender.version == 0, "VER-1 violated: version 0 is not the int 0"
+
+
+@pytest.mark.req("SLOT-3")
+@pytest.mark.needs("pull")
+def test_slot_timeout_names_only_the_receivers_that_hold_slots(rigs, ws):
+    """Receiver 1 holds a slot with an unanswered Receive; receiver 0, the target, holds none."""
+    rig = rigs(basic(0), 2, modes=["push", "pull"], max_slots=2)
+    rig.send_async(basic(1), workers=[1])
+    rig.send(basic(2), workers=[0])
+    e = expect_error(ws, "SyncTimeoutError", rig.sender.send_async, basic(3), workers=[0], timeout=SHORT,
+                     ids="SLOT-3", what="send_async to receiver 0 while receiver 1 holds the other slot",
+                     limit=SHORT + SLACK, naming=[1])
+    assert e.version is None, f"SLOT-3 violated: a send that published nothing raised with version {e.version}"
+    assert rig.poll(1) == 1
+    rig.check()

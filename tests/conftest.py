@@ -11,7 +11,7 @@ import torch
 
 import weightsync as ws
 
-from .workers import pattern, start_workers
+from .workers import pattern, start_workers, stop_workers
 
 MANIFEST = [
     ("a.weight", "float32", (8, 4)),
@@ -87,5 +87,4 @@ def workers():
     """Three worker processes for the whole module (each imports torch once)."""
     pool = start_workers(3)
     yield pool
-    for w in pool:
-        w.stop()
+    stop_workers(pool)

@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.timeout(300)
 def test_client_written_outside_the_project():
     """SEND-1, SEND-3, ACK-3, BAD-4, VER-2, INIT-3, LIFE-4, CONS-5 end to end in real processes."""
     script = Path(__file__).with_name("client_example.py")

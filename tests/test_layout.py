@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tensordict import TensorDict
 from torch import nn
 
 from weightsync import WeightsMismatchError
-from weightsync.layout import ALIGN, Checker, flatten, make_manifest, slot_nbytes, views
+from weightsync.layout import ALIGN, Checker, Packer, flatten, make_manifest, slot_nbytes, views
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64, torch.int8, torch.uint8, torch.bool]
 
@@ -85,3 +87,40 @@ def test_checker_requires_grad_policy():
     assert checker.ordered({"a": t}, allow_grad=True)[0] is t
     with pytest.raises(WeightsMismatchError, match="BAD-3"):
         make_manifest({"a": t})
+
+
+# Shapes whose float32 size is a multiple of ALIGN (they chain into runs) and shapes that are not.
+_SHAPES = [(), (0,), (1,), (3,), (16,), (4, 8), (32,), (2, 0), (5, 16), (3, 3)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_SHAPES), st.sampled_from(DTYPES[:5]), st.booleans()), max_size=12))
+def test_packer_writes_what_per_tensor_copies_write(specs):
+    """LAYOUT-2: the batched write puts every byte where a copy per tensor would, padding untouched."""
+    flat = {}
+    for i, (shape, dtype, transposed) in enumerate(specs):
+        t = torch.randn(shape[::-1] if transposed else shape).to(dtype)
+        flat[f"t{i}"] = t.T if transposed and t.dim() == 2 else t.reshape(shape)  # some non-contiguous
+    manifest = make_manifest(flat)
+    nbytes = slot_nbytes(manifest, "cpu")
+    want = torch.full((nbytes,), 0xAB, dtype=torch.uint8)
+    for v, t in zip(views(want, manifest), flat.values()):
+        v.copy_(t)
+    got = torch.full((nbytes,), 0xAB, dtype=torch.uint8)
+    Packer(got, manifest).write(list(flat.values()))
+    assert torch.equal(got, want)
+
+
+def test_packer_gathers_back_to_back_arrays_in_one_run():
+    """LAYOUT-2: 500 arrays of 64-byte multiples cost one gather, not 500 copies."""
+    flat = {f"w{i}": torch.full((16,), float(i)) for i in range(500)}
+    flat["odd"] = torch.ones(3)
+    flat["half"] = torch.ones(16, dtype=torch.float16)
+    manifest = make_manifest(flat)
+    packer = Packer(torch.zeros(slot_nbytes(manifest, "cpu"), dtype=torch.uint8), manifest)
+    if not hasattr(torch, "_chunk_cat"):
+        pytest.skip("this torch has no _chunk_cat; every array is copied on its own")
+    assert [(a, b) for a, b, _ in packer.runs] == [(0, 501)]
+    packer.write(list(flat.values()))
+    assert [float(v[0]) for v in packer.views[:500]] == [float(i) for i in range(500)]
+    assert torch.equal(packer.views[-1], flat["half"])

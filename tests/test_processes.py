@@ -66,19 +66,20 @@ def test_no_torn_reads_while_the_sender_publishes_flat_out(workers):
         try:
             for w in workers[:2]:
                 w.call("start_readers", 2)
-            deadline = time.monotonic() + 3.0
-            version = 0
-            while time.monotonic() < deadline:
+            # At least 3 s and 30 versions, so a loaded machine still gets a real test.
+            start, version = time.monotonic(), 0
+            while (time.monotonic() - start < 3.0 or version < 30) and time.monotonic() - start < 60:
                 version = sender.send(pattern(big, version + 1), timeout=10)
             stats = [w.call("stop_readers") for w in workers[:2]]
         finally:
             detach(workers[:2])
     for i, s in enumerate(stats):
         assert s["torn"] == 0, f"CONS-1 violated: worker {i} saw {s['torn']} torn reads in {s['reads']}"
-        assert s["reads"] > 100 and len(s["versions"]) > 5, f"the readers barely ran: {s}"
-    assert version > 20
+        assert s["reads"] > 30 and len(s["versions"]) > 5, f"the readers barely ran: {s}"
+    assert version >= 30
 
 
+@pytest.mark.timeout(300)  # starts three workers of its own
 def test_sigkilled_receiver_fails_the_send_without_timeout():
     """SEND-3, SEND-4, LIFE-2: a killed worker is named at once; a restarted one catches up."""
     pool = start_workers(2)
@@ -134,6 +135,7 @@ def test_everything_is_released_after_close(workers):
     assert [w.call("resources") for w in workers] == remote_before
 
 
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("mode", ["push", "pull"])
 def test_demo_runs_and_leaves_nothing_behind(mode):
     """The README's main job, small: exit 0, a summary, every check passed, no child left."""
@@ -149,12 +151,13 @@ def test_demo_runs_and_leaves_nothing_behind(mode):
     assert out.stderr.strip() == "", out.stderr
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(180)
 def test_demo_stops_cleanly_on_ctrl_c():
     """Ctrl-C reaches the whole process group; the demo stops its workers and exits."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "weightsync", "demo", "--params", "1e4", "--workers", "2", "--updates", "100000"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},  # the first "update" line now, not after 8 KB
         # A job started in the background inherits SIGINT ignored, and Python then
         # installs no KeyboardInterrupt handler: give the demo a terminal's default.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),

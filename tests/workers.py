@@ -178,3 +178,16 @@ def start_workers(n: int) -> list[Worker]:
     for w in workers:
         w.call("pid", timeout=max(1.0, deadline - time.monotonic()))
     return workers
+
+
+def stop_workers(workers: list[Worker]) -> None:
+    """Ask every worker to exit first, then join them: the waits overlap instead of adding up."""
+    for w in workers:
+        if w.process.is_alive():
+            try:
+                w.start("exit")
+            except (OSError, EOFError):
+                pass
+    for w in workers:
+        w.process.join(timeout=10)
+        w.stop()

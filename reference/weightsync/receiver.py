@@ -132,6 +132,7 @@ class Receiver:
         self._names: list[str] = []
         self._checker: layout.Checker | None = None
         self._own: list[torch.Tensor] | None = None
+        self._own_bytes: torch.Tensor | None = None  # what _own views when it mirrors a CPU slot
         self._held: int | None = None
         self._received: int | None = None  # newest version told, applied or not (VER-3)
         self._lock = _ApplyLock()
@@ -306,11 +307,18 @@ class Receiver:
             self._stream = torch.cuda.Stream(device)
         if self._target is None:
             if not self.zero_copy:
-                self._own = [
-                    torch.empty(e.shape, dtype=layout.dtype_of(e.dtype), device=e.device) for e in init.manifest
-                ]
+                self._own = self._own_tensors(init)
         else:
             self._targets()  # raises WeightsMismatchError naming what differs (INIT-3)
+
+    def _own_tensors(self, init: Init) -> list[torch.Tensor]:
+        """Tensors for a receiver without a target: views of one buffer laid out like a
+        CPU slot, so that applying a version is one copy whatever the number of arrays."""
+        slot = self._mapped[init.slot].tensor
+        if slot.device.type == "cpu" and all(e.device == "cpu" for e in init.manifest):
+            self._own_bytes = torch.empty_like(slot)
+            return layout.views(self._own_bytes, init.manifest)
+        return [torch.empty(e.shape, dtype=layout.dtype_of(e.dtype), device=e.device) for e in init.manifest]
 
     def _targets(self) -> list[torch.Tensor]:
         """The target's tensors in manifest order, read afresh so a replaced parameter is seen."""
@@ -333,7 +341,9 @@ class Receiver:
                     dst.data = view
         else:
             dst = self._own if self._target is None else self._targets()
-            if self._stream is None:
+            if dst is self._own and self._own_bytes is not None:
+                self._own_bytes.copy_(mapped.tensor)
+            elif self._stream is None:
                 with torch.no_grad():
                     torch._foreach_copy_(dst, src)
             else:
@@ -398,8 +408,8 @@ class Receiver:
 
     def _broken(self, error: Exception) -> None:
         """A sender that broke the protocol: keep the error, stop, and cut the channel (SM-R-7)."""
-        self.failure = error
         log.error("receiver %d stopped: %s", self.id, error)
         self._channel.close()
         if self._state is _S.LIVE:
             self._state = step(RECEIVER_TABLE, self._state, "channel closed")
+        self.failure = error  # last: whoever sees it also sees `stopped`

@@ -51,13 +51,18 @@ class CpuSlot(Slot):
     def __init__(self, sid, device, nbytes, manifest):
         super().__init__(sid, device, nbytes, manifest)
         self.buffer = transport.SharedBuffer(nbytes, name=f"weightsync-slot{sid}")
-        self.views = layout.views(self.buffer.tensor, manifest)
+        self._packer = layout.Packer(self.buffer.tensor, manifest)
+        self.views = self._packer.views
 
     def fds(self) -> tuple[int, ...]:
         return (self.buffer.fd,)
 
+    def write(self, tensors: list[torch.Tensor]) -> None:
+        self._packer.write(tensors)
+
     def close(self) -> None:
         super().close()
+        self._packer = None
         self.buffer.close()
 
 
