@@ -19,18 +19,9 @@ from collections import defaultdict
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-REQUIRED_NAMES = (
-    "Sender",
-    "Receiver",
-    "WeightSyncError",
-    "SyncTimeoutError",
-    "ReceiverError",
-    "ReceiverDiedError",
-    "ProtocolError",
-    "ClosedError",
-    "WeightsMismatchError",
-    "CAPABILITIES",
-)
+from .harness import ERROR_NAMES
+
+REQUIRED_NAMES = ("Sender", "Receiver", *ERROR_NAMES, "CAPABILITIES")
 KNOWN_CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda"})
 ID_RE = re.compile(r"^[A-Z]+(?:-[A-Z])?-\d+$")
 POOL_SIZE = 3
