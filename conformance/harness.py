@@ -184,7 +184,6 @@ class _Server:
         self.torch = torch
         self.rx = None
         self.target: ControlledMapping | None = None
-        self.reader: threading.Thread | None = None
         self.readers: list[threading.Thread] = []
         self.reader_stop = threading.Event()
         self.observed: dict = {}
@@ -210,7 +209,7 @@ class _Server:
         for t in (*self.readers, self.holder):
             if t is not None:
                 t.join(BOUND)
-        self.reader = self.holder = None
+        self.holder = None
         self.readers = []
 
     # -- commands --
@@ -311,7 +310,6 @@ class _Server:
         self.readers = [threading.Thread(target=loop, name="conformance-reader", daemon=True) for _ in range(threads)]
         for t in self.readers:
             t.start()
-        self.reader = self.readers[0]
         return None
 
     def do_reader_stop(self):
@@ -320,7 +318,7 @@ class _Server:
             t.join(BOUND)
             if t.is_alive():
                 self.reader_errors.append(f"reader still blocked in reading() after {BOUND} s")
-        self.reader, self.readers = None, []
+        self.readers = []
         return {"observed": list(self.observed.items()), "errors": list(self.reader_errors), "reads": self.reads}
 
     def do_hold(self, seconds=None):

@@ -18,7 +18,7 @@ import torch
 import weightsync as ws
 
 from .conftest import MANIFEST
-from .workers import pattern, start_workers
+from .workers import pattern, start_workers, stop_workers
 
 pytestmark = [
     pytest.mark.cuda,
@@ -113,8 +113,7 @@ def test_sigkilled_cuda_receiver_neither_hangs_nor_crashes_the_sender():
         pool[1].call("close")
         sender.close()
     finally:
-        for w in pool:
-            w.stop()
+        stop_workers(pool)
 
 
 def _error(fn):

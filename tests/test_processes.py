@@ -19,7 +19,7 @@ import torch
 import weightsync as ws
 
 from .conftest import MANIFEST, fd_count, thread_names
-from .workers import pattern, start_workers
+from .workers import pattern, start_workers, stop_workers
 
 
 def attach(sender, workers, modes="push", timeout=30.0):
@@ -114,8 +114,7 @@ def test_sigkilled_receiver_fails_the_send_without_timeout():
             v = sender.send(pattern(MANIFEST, 5), timeout=10)
             assert [w.call("state")[0] for w in pool] == [v, v]
     finally:
-        for w in pool:
-            w.stop()
+        stop_workers(pool)
 
 
 def test_everything_is_released_after_close(workers):

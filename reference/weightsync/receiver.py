@@ -341,7 +341,7 @@ class Receiver:
                     dst.data = view
         else:
             dst = self._own if self._target is None else self._targets()
-            if dst is self._own and self._own_bytes is not None:
+            if self._own_bytes is not None:  # set only without a target: dst views it
                 self._own_bytes.copy_(mapped.tensor)
             elif self._stream is None:
                 with torch.no_grad():
