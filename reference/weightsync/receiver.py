@@ -35,6 +35,9 @@ log = logging.getLogger("weightsync")
 
 _S = ReceiverState
 
+#: How long close() waits for an apply in progress: well inside LIFE-5's 10 s bound.
+_CLOSE_WAIT = 5.0
+
 
 class _Cancelled(Exception):
     pass
@@ -150,7 +153,11 @@ class Receiver:
 
     @property
     def stopped(self) -> bool:
-        """True once no further version can arrive: the sender stopped or is gone, or we closed."""
+        """True exactly in states stopped, failed and closed: no version can come any more (SM-R-8).
+
+        False before connect() and while live, also after an Ack(error), which a later
+        version can repair (ACK-6).
+        """
         return self._state in (_S.STOPPED, _S.CLOSED, _S.FAILED)
 
     @property
@@ -161,7 +168,13 @@ class Receiver:
         return MappingProxyType(dict(zip(self._names, self._current())))
 
     def connect(self, timeout: float | None = None) -> int:
-        """Wait for Init, check the target, apply the current version, answer Ready (INIT-*)."""
+        """Wait for Init, check the target, apply the current version, answer Ready (INIT-*).
+
+        Every refusal is answered with Ready(error) before it is raised, so the sender's
+        connect fails at once instead of waiting out its timeout: ProtocolError for
+        another protocol or receiver id (INIT-2, MSG-2), WeightsMismatchError for a
+        target that does not match (INIT-3), ReceiverError when applying failed (INIT-6).
+        """
         self._check_open()
         if self._state is not _S.NEW:
             raise ProtocolError(f"receiver {self.id} is {self._state.value}; connect() is called once (SM-R)")
@@ -175,19 +188,34 @@ class Receiver:
         except transport.ChannelClosed:
             self._state = step(RECEIVER_TABLE, self._state, "channel closed")
             raise ClosedError(f"receiver {self.id}: the sender is gone before the handshake") from None
+        except ProtocolError as e:  # undecodable (MSG-3): stop and cut the channel (SM-R-7)
+            self._broken(e)
+            raise
         if isinstance(msg, Stop):
             self._state = step(RECEIVER_TABLE, self._state, "recv Stop")
             raise ClosedError(f"receiver {self.id}: the sender closed before the handshake")
         if not isinstance(msg, Init):
-            step(RECEIVER_TABLE, self._state, message_event(msg), f"receiver {self.id}")
-        self._map(msg.slots)
+            try:
+                step(RECEIVER_TABLE, self._state, message_event(msg), f"receiver {self.id}")
+            except ProtocolError as e:
+                self._broken(e)  # SM-R-7: stop and cut the channel
+                raise
         try:
+            self._map(msg.slots)
             self._bind(msg)
+            self._apply(msg.version, msg.slot)
+        except transport.ChannelClosed:
+            self._state = step(RECEIVER_TABLE, self._state, "channel closed")
+            raise ClosedError(f"receiver {self.id}: the sender is gone during the handshake") from None
         except (WeightsMismatchError, ProtocolError) as e:
-            if self._send(Ready(self.id, None, ERROR, str(e))):
-                self._state = step(RECEIVER_TABLE, self._state, "recv Init(mismatch)")
+            self._refuse(str(e))
             raise
-        self._apply(msg.version, msg.slot)
+        except Exception as e:  # noqa: BLE001 - whatever stopped the apply is reported (INIT-6)
+            detail = f"{type(e).__name__}: {e}"
+            self._refuse(detail)
+            raise ReceiverError(
+                [self.id], msg.version, {self.id: detail}, hint="the Init's version could not be applied (INIT-6)"
+            ) from e
         self._received = msg.version
         if not self._send(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy)):
             raise ClosedError(f"receiver {self.id}: the sender closed during the handshake")
@@ -243,9 +271,9 @@ class Receiver:
         os.write(self._wake_w, b"x")
         self._lock.wake()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=10.0)
+            self._thread.join(timeout=_CLOSE_WAIT)
             if self._thread.is_alive():  # pragma: no cover - only a stuck torch copy could do this
-                log.error("receiver %d: apply thread did not stop within 10 s", self.id)
+                log.error("receiver %d: apply thread did not stop within %.0f s", self.id, _CLOSE_WAIT)
         self._channel.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
@@ -274,6 +302,11 @@ class Receiver:
     def _check_open(self) -> None:
         if self._state is _S.CLOSED:
             raise ClosedError(f"receiver {self.id} is closed (LIFE-6)")
+
+    def _refuse(self, detail: str) -> None:
+        """Answer the Init with Ready(error, detail) and move to failed (SM-R-1)."""
+        if self._send(Ready(self.id, None, ERROR, detail)):
+            self._state = step(RECEIVER_TABLE, self._state, "recv Init(mismatch)")
 
     def _send(self, msg: object) -> bool:
         try:
@@ -309,7 +342,7 @@ class Receiver:
             if not self.zero_copy:
                 self._own = self._own_tensors(init)
         else:
-            self._targets()  # raises WeightsMismatchError naming what differs (INIT-3)
+            self._targets("INIT-3")  # raises WeightsMismatchError naming what differs
 
     def _own_tensors(self, init: Init) -> list[torch.Tensor]:
         """Tensors for a receiver without a target: views of one buffer laid out like a
@@ -320,9 +353,16 @@ class Receiver:
             return layout.views(self._own_bytes, init.manifest)
         return [torch.empty(e.shape, dtype=layout.dtype_of(e.dtype), device=e.device) for e in init.manifest]
 
-    def _targets(self) -> list[torch.Tensor]:
-        """The target's tensors in manifest order, read afresh so a replaced parameter is seen."""
-        return self._checker.ordered(layout.flatten(self._target, detach=False), allow_grad=True)
+    def _targets(self, rule: str = "ACK-7") -> list[torch.Tensor]:
+        """The target's tensors in manifest order, checked as they are now (INIT-3, ACK-7).
+
+        Read afresh on every call: the caller may have replaced a tensor or assigned its
+        `.data`, and an apply must not write a target that no longer matches.
+        """
+        try:
+            return self._checker.ordered(layout.flatten(self._target, detach=False), allow_grad=True)
+        except WeightsMismatchError as e:
+            raise WeightsMismatchError(f"the target of receiver {self.id}: {e} ({rule})") from None
 
     def _current(self) -> list[torch.Tensor]:
         if self._target is not None:
@@ -410,6 +450,6 @@ class Receiver:
         """A sender that broke the protocol: keep the error, stop, and cut the channel (SM-R-7)."""
         log.error("receiver %d stopped: %s", self.id, error)
         self._channel.close()
-        if self._state is _S.LIVE:
+        if self._state in (_S.NEW, _S.LIVE):
             self._state = step(RECEIVER_TABLE, self._state, "channel closed")
         self.failure = error  # last: whoever sees it also sees `stopped`

@@ -116,8 +116,11 @@ class Sender:
     """Publishes versions of `weights` to `num_workers` receivers.
 
     The sender copies the weights into slots of its own; the caller's tensors
-    are never shared or aliased (CONS-4). Not thread-safe beyond one lock that
-    serialises its public calls.
+    are never shared or aliased (CONS-4). Receivers that share a slot device
+    (`devices`, CUDA-1) share one group of slots, and `max_slots` (at least 2,
+    default `num_workers + 2`) bounds each group, not the total: with slots on
+    k devices the sender holds up to k * max_slots slots (SLOT-3). Not
+    thread-safe beyond one lock that serialises its public calls.
     """
 
     def __init__(self, weights, num_workers: int, *, devices=None, ctx=None, max_slots: int | None = None):
@@ -386,6 +389,7 @@ class Sender:
         return pins
 
     def _free_slot(self, group: Group, deadline: transport.Deadline) -> Slot:
+        """A free slot of `group`, allocated while the group holds fewer than max_slots (SLOT-3)."""
         while True:
             pins = self._pinned(group)
             for slot in group.slots:

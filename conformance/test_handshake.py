@@ -1,0 +1,217 @@
+"""Spec 9.1 and what it implies later: the handshake's refusals, the target check it repeats
+before every apply, and what `stopped` says afterwards (INIT-*, ACK-7, SM-R-8).
+
+Some tests run a receiver in this process, beside its sender (as CUDA-5 allows), so that
+the test owns the target object: it can give a target tensor another shape between two
+applies (ACK-7), or hand the receiver a tensor that matches the manifest but refuses
+in-place writes (an inference-mode tensor), which fails any apply that writes it in
+place, as API-3 says a mapping target is written (INIT-6).
+"""
+
+import threading
+
+import pytest
+import torch
+
+from . import harness
+from . import strategies as S
+from .harness import HarnessError, bounded
+from .model import describe
+from .rig import SLACK, T, expect_error, expect_remote_error, spec_of
+
+
+def basic(seed=0):
+    return S.distinct_weights(S.BASIC_SPEC, seed)
+
+
+def zeros_like(weights: dict) -> dict:
+    return {n: torch.zeros_like(t) for n, t in weights.items()}
+
+
+def unwritable(t: torch.Tensor) -> torch.Tensor:
+    """A tensor with `t`'s dtype, shape and device whose in-place writes raise."""
+    with torch.inference_mode():
+        return torch.zeros_like(t)
+
+
+class Module(torch.nn.Module):
+    """A module target with `weights`' names: floating entries are Parameters, as in a policy."""
+
+    def __init__(self, weights: dict):
+        super().__init__()
+        for n, t in weights.items():
+            if t.dtype.is_floating_point:
+                self.register_parameter(n, torch.nn.Parameter(torch.zeros_like(t)))
+            else:
+                self.register_buffer(n, torch.zeros_like(t))
+
+
+def handshake(ws, weights, target, mode="push", timeout=T, limit=T + SLACK):
+    """A sender and one receiver in this process; both connect (the receiver in a thread).
+
+    Returns the two objects and the outcome of each side's connect: ("ok", value),
+    ("err", exception), or for the sender ("hang", what) when its connect, given
+    `timeout`, had not returned after `limit` seconds.
+    """
+    sender = ws.Sender(weights, 1)
+    receiver = ws.Receiver(sender.handle(0), target, mode=mode)
+    box = {}
+
+    def run():
+        try:
+            box["rx"] = ("ok", receiver.connect(T))
+        except Exception as e:  # noqa: BLE001 - the test looks at it
+            box["rx"] = ("err", e)
+
+    t = threading.Thread(target=run, name="conformance-receiver-connect", daemon=True)
+    t.start()
+    try:
+        tx = ("ok", bounded(sender.connect, timeout, limit=limit, what="sender.connect"))
+    except HarnessError as e:
+        tx = ("hang", str(e))
+    except ws.WeightSyncError as e:
+        tx = ("err", e)
+    t.join(T + SLACK)
+    assert "rx" in box, f"INIT-5 violated: receiver.connect({T}) did not return within {T + SLACK} s"
+    return sender, receiver, tx, box["rx"]
+
+
+def close(*objs):
+    for o in objs:
+        try:
+            o.close()
+        except Exception:  # noqa: BLE001 - the test already reported what went wrong
+            pass
+
+
+@pytest.mark.req("INIT-6", "INIT-5", "SM-R-8", "SM-S-2")
+def test_a_failed_apply_at_connect_is_answered(ws):
+    """The target matches the manifest, but writing it raises: Ready(error), not silence."""
+    weights = basic(0)
+    target = zeros_like(weights)
+    target["w"] = unwritable(target["w"])
+    # A timeout of 3T, a bound of T: an implementation that answers nothing fails by a wide margin.
+    sender, receiver, tx, rx = handshake(ws, weights, target, timeout=3 * T, limit=T)
+    try:
+        status, e = tx
+        assert status != "hang", f"INIT-6, INIT-5 violated: the receiver's apply failed and {e}"
+        assert status == "err" and isinstance(e, ws.ReceiverError), (
+            f"INIT-6 violated: sender.connect with a receiver whose apply failed gave {e!r}, not ReceiverError"
+        )
+        assert e.workers == [0] and e.details.get(0), f"INIT-6 violated: the ReceiverError names {e.workers}: {e.details}"
+        status, err = rx
+        assert status == "err" and isinstance(err, ws.ReceiverError), (
+            f"INIT-6 violated: receiver.connect whose apply failed gave {err!r}, not ReceiverError"
+        )
+        assert err.workers == [0] and err.version == 0 and err.details.get(0), (
+            f"INIT-6 violated: the receiver's ReceiverError says workers {err.workers}, version {err.version}, "
+            f"details {err.details}; expected [0], the Init's version 0, and why"
+        )
+        assert receiver.stopped is True, "SM-R-8 violated: a receiver that answered Ready(error) is not stopped"
+        assert receiver.version is None, f"INIT-6 violated: a receiver that failed its handshake holds {receiver.version}"
+    finally:
+        close(receiver, sender)
+
+
+@pytest.mark.req("INIT-6", "INIT-5")
+def test_a_failed_apply_at_connect_is_answered_across_processes(rigs, ws):
+    """As above, with the receiver in a worker process and a second receiver that stays silent."""
+    if not hasattr(harness._Server, "do_unwritable"):
+        pytest.skip(
+            "needs the harness worker command 'unwritable': replace the open target's first tensor by one of "
+            "the same dtype, shape and device whose in-place writes raise (made under torch.inference_mode())"
+        )
+    rig = rigs(basic(0), 2, connect=False)
+    rig.open(0)
+    rig.workers[0].call("unwritable")
+    rig.open(1)  # has its handle, never calls connect()
+    rig.workers[0].submit("connect", T)
+    e = expect_error(ws, "ReceiverError", lambda: rig.sender.connect(3 * T, workers=[0, 1]), ids="INIT-6",
+                     what="sender.connect with one receiver whose apply fails and one silent", naming=[0], limit=T)
+    assert e.details.get(0), f"INIT-6 violated: the ReceiverError carries no detail for receiver 0: {e.details}"
+    err = expect_remote_error(rig.workers[0].result(T + SLACK), "ReceiverError", ids="INIT-6",
+                              what="receiver.connect whose apply failed")
+    assert err.workers == [0] and err.version == 0, (
+        f"INIT-6 violated: the receiver's ReceiverError names {err.workers} and version {err.version}, not [0] and 0"
+    )
+    state = rig.workers[0].call("state")
+    assert state == {"version": None, "stopped": True}, f"SM-R-8 violated: after Ready(error) the receiver shows {state}"
+
+
+@pytest.mark.req("ACK-7", "ACK-6", "SM-R-8")
+@pytest.mark.needs("pull")
+def test_a_target_entry_replaced_by_another_shape_is_refused_unwritten(ws):
+    """Pull mode, mapping target: the check runs at each apply, on the mapping as it is now."""
+    target = zeros_like(basic(0))
+    sender, receiver, tx, rx = handshake(ws, basic(0), target, mode="pull")
+    try:
+        assert tx[0] == "ok" and rx == ("ok", 0), f"INIT-4 violated: the handshake gave {tx!r}, {rx!r}"
+        target["w"] = torch.zeros(3, 4)  # the manifest says float32[4, 3]
+        before = describe(target)
+        f = sender.send_async(basic(1), timeout=T)
+        expect_error(ws, "ReceiverError", receiver.poll, T, ids="ACK-7", what="poll() with a target that no longer matches",
+                     naming=[0])
+        expect_error(ws, "ReceiverError", f.wait, T, ids="ACK-7", what="wait() for a receiver whose target no longer matches",
+                     naming=[0])
+        assert describe(target) == before, "ACK-7 violated: an apply to a mismatching target wrote bytes of it"
+        assert receiver.version is None, f"ACK-6 violated: receiver.version is {receiver.version} after a failed apply"
+        assert receiver.stopped is False, "SM-R-8 violated: an Ack(error) made the receiver stopped"
+        target["w"] = torch.zeros(4, 3)  # mended: the next version applies
+        f = sender.send_async(basic(2), timeout=T)
+        assert bounded(receiver.poll, T, limit=T + SLACK, what="poll") == 2, "ACK-6 violated: the mended target did not apply 2"
+        assert f.wait(T) == 2
+        assert describe(target) == describe(basic(2)), "ACK-3 violated: the mended target does not hold version 2"
+    finally:
+        close(receiver, sender)
+
+
+@pytest.mark.req("ACK-7", "ACK-6")
+@pytest.mark.needs("push", "module")
+def test_a_parameter_whose_data_changed_shape_is_refused_unwritten(ws):
+    """Push mode, module target: assigning a parameter's `.data` is seen at the next apply."""
+    weights = basic(0)
+    module = Module(weights)
+    sender, receiver, tx, rx = handshake(ws, weights, module)
+    try:
+        assert tx[0] == "ok" and rx == ("ok", 0), f"INIT-4 violated: the handshake gave {tx!r}, {rx!r}"
+        module.w.data = torch.zeros(4, 3, 2)
+        before = describe(module.state_dict())
+        e = expect_error(ws, "ReceiverError", sender.send, basic(1), timeout=3 * T, ids="ACK-7",
+                         what="send to a module whose parameter changed shape", naming=[0], limit=T)
+        assert e.version == 1 and e.details.get(0), f"ACK-6 violated: the error says version {e.version}: {e.details}"
+        assert describe(module.state_dict()) == before, "ACK-7 violated: an apply to a mismatching module wrote bytes of it"
+        module.w.data = torch.zeros(4, 3)
+        assert bounded(sender.send, basic(2), timeout=T, limit=T + SLACK, what="send") == 2
+        with receiver.reading():
+            got = describe(module.state_dict())
+        assert got == describe(basic(2)), "ACK-3 violated: the mended module does not hold version 2"
+    finally:
+        close(receiver, sender)
+
+
+@pytest.mark.req("SM-R-8", "INIT-3", "ACK-6", "LIFE-6")
+def test_stopped_is_true_exactly_in_stopped_failed_and_closed(rigs, ws):
+    """new: false; failed (refused Init): true; live, an error ack included: false; closed: true."""
+    rig = rigs(basic(0), 2, connect=False)
+    wrong = [(n, "float64" if n == "w" else d, s) for n, d, s in spec_of(rig.weights)]
+    rig.workers[0].call("open", rig.sender.handle(0), "push", False, ("mapping", wrong))
+    state = rig.workers[0].call("state")
+    assert state["stopped"] is False, f"SM-R-8 violated: a receiver before connect() shows {state}"
+    rig.workers[0].submit("connect", T)
+    expect_error(ws, "ReceiverError", lambda: rig.sender.connect(T, workers=[0]), ids="INIT-3",
+                 what="sender.connect with a mismatching target", naming=[0])
+    expect_remote_error(rig.workers[0].result(T + SLACK), "WeightsMismatchError", ids="INIT-3",
+                        what="receiver.connect with a mismatching dtype")
+    state = rig.workers[0].call("state")
+    assert state["stopped"] is True, f"SM-R-8 violated: a receiver that refused the Init shows {state}"
+
+    rig.connect([1])
+    assert rig.workers[1].call("state")["stopped"] is False, "SM-R-8 violated: a live receiver is stopped"
+    rig.workers[1].call("fault", "raise")
+    expect_error(ws, "ReceiverError", rig.sender.send, basic(1), workers=[1], timeout=T, ids="ACK-6",
+                 what="send to a receiver whose apply fails", naming=[1])
+    state = rig.workers[1].call("state")
+    assert state["stopped"] is False, f"SM-R-8 violated: an Ack(error) made the receiver stopped: {state}"
+    rig.workers[1].call("close", keep=True)
+    out = rig.workers[1].call("closed_calls")
+    assert out["stopped"] == ("value", True), f"SM-R-8 violated: a closed receiver's stopped is {out['stopped']!r}"
