@@ -1,7 +1,7 @@
 """Options, implementation selection, capability skips and the requirement report.
 
     pytest conformance [--impl=MODULE] [--conformance-profile=default|thorough|ci]
-                       [--conformance-json=PATH]
+                       [--conformance-timescale=FACTOR] [--conformance-json=PATH]
 
 The module named by --impl (default: weightsync) must expose the spec's Python
 binding (API-1..API-5). Nothing else of it is used.
@@ -19,10 +19,7 @@ from collections import defaultdict
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from .harness import ERROR_NAMES
-
-REQUIRED_NAMES = ("Sender", "Receiver", *ERROR_NAMES, "CAPABILITIES")
-KNOWN_CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda"})
+from .names import KNOWN_CAPABILITIES, REQUIRED_NAMES, TIMESCALE_ENV
 ID_RE = re.compile(r"^[A-Z]+(?:-[A-Z])?-\d+$")
 POOL_SIZE = 3
 
@@ -49,6 +46,13 @@ def pytest_addoption(parser):
         choices=("default", "thorough", "ci"),
         help="default: a few minutes; thorough: many more Hypothesis examples, for release checks; "
         "ci: as default without shrinking failures (pass/fail only)",
+    )
+    group.addoption(
+        "--conformance-timescale",
+        default=None,
+        type=float,
+        metavar="FACTOR",
+        help="multiply every timeout and bound of the suite by FACTOR (default 1, or $" + TIMESCALE_ENV + ")",
     )
     group.addoption("--conformance-json", default=None, metavar="PATH", help="write the requirement table as JSON")
 
@@ -78,6 +82,12 @@ def _load_impl(name: str):
 def pytest_configure(config):
     config.addinivalue_line("markers", "req(*ids): the spec requirement IDs a test checks")
     config.addinivalue_line("markers", "needs(*capabilities): optional parts (CAPABILITIES) the test needs")
+    scale = config.getoption("--conformance-timescale")
+    if scale is not None:
+        if not scale > 0:
+            raise pytest.UsageError(f"--conformance-timescale must be positive, got {scale}")
+        # Before any test module imports conformance.timing; spawned workers inherit it.
+        os.environ[TIMESCALE_ENV] = repr(scale)
     name = config.getoption("--impl")
     config._conformance_impl = _load_impl(name)
     config._conformance_results = {}
@@ -237,6 +247,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                     "impl": config.getoption("--impl"),
                     "capabilities": caps,
                     "profile": config.getoption("--conformance-profile"),
+                    "timescale": float(os.environ.get(TIMESCALE_ENV, "1")),
                     "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                     "requirements": rows,
                     "violated": violated,

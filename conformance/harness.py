@@ -8,9 +8,10 @@ across tests and Hypothesis examples; one that dies or stops answering is
 replaced. Only the binding is used: `Receiver`, its public methods, the error
 classes and `CAPABILITIES`.
 
-To make "an exception inside apply" possible through the binding alone, a
-worker can hand the receiver a target of its own, `ControlledMapping`: a plain
-mapping of tensors whose `items()` / `__getitem__` raise (or pause) on demand.
+Faults are made through the binding alone: a failing apply by giving a target
+tensor another shape (ACK-7), a slow one by a mapping target whose reads pause.
+A worker's stdout and stderr go to a file the suite reads, since an
+implementation must print nothing (API-6).
 """
 
 from __future__ import annotations
@@ -26,20 +27,8 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-#: Bound on any harness wait for a worker's answer (seconds).
-BOUND = 15.0
-#: Bound on a worker's start (it imports torch and the implementation).
-START_BOUND = 90.0
-
-ERROR_NAMES = (
-    "SyncTimeoutError",
-    "ReceiverError",
-    "ReceiverDiedError",
-    "ProtocolError",
-    "ClosedError",
-    "WeightsMismatchError",
-    "WeightSyncError",
-)
+from .names import ERROR_NAMES
+from .timing import BOUND, START_BOUND
 
 
 class HarnessError(AssertionError):
@@ -130,17 +119,20 @@ def open_fds() -> int:
 
 
 class ControlledMapping(Mapping):
-    """A target mapping whose reads fail or pause on demand ("raise inside apply")."""
+    """A plain mapping target whose reads can pause on demand (a slow apply).
+
+    ACK-7 makes every apply look at the target as it is at that moment, so any
+    conforming implementation reads it during each apply; a pause there widens
+    the window between taking a Receive and finishing its apply.
+    """
 
     def __init__(self, tensors: dict):
         self._tensors = tensors
-        self.mode: object = None  # None | "raise" | ("slow", seconds)
+        self.pause = 0.0
 
     def _trip(self) -> None:
-        if self.mode == "raise":
-            raise RuntimeError("conformance harness: injected failure while applying")
-        if isinstance(self.mode, tuple) and self.mode[0] == "slow":
-            time.sleep(self.mode[1])
+        if self.pause:
+            time.sleep(self.pause)
 
     def __getitem__(self, key):
         self._trip()
@@ -156,6 +148,42 @@ class ControlledMapping(Mapping):
     def items(self):
         self._trip()
         return self._tensors.items()
+
+
+def build_target(torch, kind: str, spec):
+    """(target, name -> tensor it holds) for a target of `kind` matching `spec` (API-3).
+
+    Floating entries of a module are Parameters (requires_grad), as in a real policy;
+    dotted names become nested modules or nested TensorDict keys.
+    """
+    tensors = {name: torch.zeros(shape, dtype=getattr(torch, dtype)) for name, dtype, shape in spec}
+    if kind == "mapping":
+        return ControlledMapping(tensors), tensors
+    if kind == "module":
+        root = torch.nn.Module()
+        for name, t in tensors.items():
+            *path, leaf = name.split(".")
+            m = root
+            for part in path:
+                if not hasattr(m, part):
+                    m.add_module(part, torch.nn.Module())
+                m = getattr(m, part)
+            if t.dtype.is_floating_point:
+                p = torch.nn.Parameter(t)
+                m.register_parameter(leaf, p)
+                tensors[name] = p
+            else:
+                m.register_buffer(leaf, t)
+        return root, tensors
+    if kind == "tensordict":
+        from tensordict import TensorDict
+
+        td = TensorDict({}, batch_size=[])
+        for name, t in tensors.items():
+            td[tuple(name.split("."))] = t
+        # TensorDict may store its own tensor object: fault injection must reach what it holds.
+        return td, {name: td[tuple(name.split("."))] for name in tensors}
+    raise ValueError(f"unknown target kind {kind!r}")
 
 
 def _describe_error(ws, e: BaseException) -> RemoteError:
@@ -174,6 +202,19 @@ def _describe_error(ws, e: BaseException) -> RemoteError:
     )
 
 
+def _attempt(ws, fn):
+    try:
+        return ("value", fn())
+    except Exception as e:  # noqa: BLE001 - every outcome is reported to the suite
+        return ("error", _describe_error(ws, e))
+
+
+#: A descriptor of the unlinked file that receives this worker's fds 1 and 2 (API-6), and
+#: how much of it was reported.
+_OUTPUT: int | None = None
+_OUTPUT_POS = 0
+
+
 class _Server:
     """The state of one worker process: one receiver at a time and its helper threads."""
 
@@ -183,7 +224,10 @@ class _Server:
         self.ws = ws
         self.torch = torch
         self.rx = None
-        self.target: ControlledMapping | None = None
+        self.target = None
+        self.tensors: dict = {}
+        self.spec: dict = {}
+        self.saved = None  # the .data a "raise" fault took away
         self.readers: list[threading.Thread] = []
         self.reader_stop = threading.Event()
         self.observed: dict = {}
@@ -199,10 +243,6 @@ class _Server:
 
         return self.rx.version, describe(self.rx.weights)
 
-    def _build(self, spec):
-        torch = self.torch
-        return {name: torch.zeros(shape, dtype=getattr(torch, dtype)) for name, dtype, shape in spec}
-
     def _stop_threads(self) -> None:
         self.reader_stop.set()
         self.hold_release.set()
@@ -217,31 +257,17 @@ class _Server:
         return os.getpid()
 
     def do_open(self, handle, mode="push", zero_copy=False, target=None):
+        """A new Receiver; `target` is None or (kind, spec) with kind mapping | module | tensordict."""
         self.do_discard()
-        if target is None:
-            self.target = None
-            tgt = None
-        elif target[0] == "mapping":
-            self.target = ControlledMapping(self._build(target[1]))
-            tgt = self.target
-        elif target[0] == "module":
-            tgt = self._module(target[1])
-        else:
-            raise ValueError(f"unknown target {target!r}")
+        tgt = None
+        if target is not None:
+            tgt, self.tensors = build_target(self.torch, target[0], target[1])
+            self.saved = None
+            self.spec = {name: (dtype, tuple(shape)) for name, dtype, shape in target[1]}
+            self.target = tgt
         self.rx = self.ws.Receiver(handle, tgt, mode=mode, zero_copy=zero_copy)
         self.mode = mode
         return None
-
-    def _module(self, spec):
-        torch = self.torch
-
-        class Holder(torch.nn.Module):
-            pass
-
-        m = Holder()
-        for name, dtype, shape in spec:
-            m.register_buffer(name, torch.zeros(shape, dtype=getattr(torch, dtype)))
-        return m
 
     def do_discard(self):
         """Close the previous receiver, if any, ignoring its errors (between tests)."""
@@ -274,10 +300,90 @@ class _Server:
         return {"version": self.rx.version, "stopped": bool(self.rx.stopped)}
 
     def do_fault(self, mode):
+        """Make the next applies fail, pause them, or neither (None).
+
+        "raise": swap the `.data` of the target's first tensor for one of another shape, so
+        the target no longer matches the manifest and every apply must fail with an error
+        ack, writing nothing (ACK-7, ACK-6): a fault any conforming implementation meets.
+        ("slow", s): a mapping target pauses s seconds whenever it is read (ACK-7).
+        """
         if self.target is None:
-            raise ValueError("fault needs target=('mapping', ...)")
-        self.target.mode = mode
+            raise ValueError("fault needs a target")
+        name = next(iter(self.tensors))
+        t = self.tensors[name]
+        dtype, shape = self.spec[name]
+        torch = self.torch
+        with torch.no_grad():
+            if mode == "raise":
+                if self.saved is None:
+                    self.saved = t.data
+                t.data = torch.zeros((*shape, 2), dtype=getattr(torch, dtype))
+            elif mode is None:
+                if self.saved is not None:  # the bytes it held: a failed apply wrote none (ACK-7)
+                    t.data, self.saved = self.saved, None
+                if isinstance(self.target, ControlledMapping):
+                    self.target.pause = 0.0
+            elif isinstance(mode, tuple) and mode[0] == "slow" and isinstance(self.target, ControlledMapping):
+                self.target.pause = float(mode[1])
+            else:
+                raise ValueError(f"unknown fault {mode!r} for this target")
         return None
+
+    def do_unwritable(self):
+        """Give the target's first tensor one that matches the manifest but refuses in-place
+        writes (made under inference_mode): applying into it fails for a reason other than
+        a mismatch (INIT-6)."""
+        if self.target is None:
+            raise ValueError("unwritable needs a target")
+        name = next(iter(self.tensors))
+        t = self.tensors[name]
+        with self.torch.inference_mode():
+            frozen = self.torch.zeros(t.shape, dtype=t.dtype)
+        if isinstance(self.target, ControlledMapping):
+            self.target._tensors[name] = frozen
+        else:
+            with self.torch.no_grad():
+                t.data = frozen
+        return None
+
+    def do_observe(self, snapshot=True):
+        """Everything the binding shows of the receiver, each read on its own (API-3, LIFE-*).
+
+        Each entry is ("value", v) or ("error", RemoteError); `snapshot` is (version,
+        described weights) read inside reading() unless the receiver is closed (LIFE-6).
+        """
+        from .model import describe
+
+        rx, out = self.rx, {}
+        for name in ("version", "stopped", "closed"):
+            out[name] = _attempt(self.ws, lambda n=name: getattr(rx, n))
+        out["failure"] = _attempt(self.ws, lambda: None if rx.failure is None else _describe_error(self.ws, rx.failure))
+        if snapshot:
+            closed = out["closed"] == ("value", True)
+
+            def snap():
+                if closed:
+                    return rx.version, describe(rx.weights)
+                with rx.reading():
+                    return rx.version, describe(rx.weights)
+
+            out["snapshot"] = _attempt(self.ws, snap)
+        out["output"] = self.do_output()
+        return out
+
+    def do_output(self):
+        """What this process wrote to its stdout and stderr since the last call (API-6)."""
+        if _OUTPUT is None:
+            return ""
+        for stream in (__import__("sys").stdout, __import__("sys").stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        global _OUTPUT_POS
+        data = os.pread(_OUTPUT, 1 << 20, _OUTPUT_POS)
+        _OUTPUT_POS += len(data)
+        return data.decode("utf-8", "replace")
 
     def do_reader_start(self, threads=1, pause=0.0005):
         """Read continuously inside reading(), fingerprinting what each read sees (CONS-1).
@@ -500,7 +606,20 @@ class _Server:
         os._exit(code)
 
 
+def _capture_output() -> None:
+    """Send fds 1 and 2 to a file, so the suite can check that nothing is printed (API-6)."""
+    import tempfile
+
+    global _OUTPUT
+    fd, path = tempfile.mkstemp(prefix="conformance-output-")
+    os.unlink(path)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    _OUTPUT = fd
+
+
 def _main(impl: str, ctrl) -> None:
+    _capture_output()
     try:
         ws = importlib.import_module(impl)
         server = _Server(ws)

@@ -60,6 +60,12 @@ class Peer:
     pending: set[int] = field(default_factory=set)
     #: Versions whose apply failed at this receiver (its weights are undefined after, ACK-6).
     broken: bool = False
+    #: Which process plays receiver `id`: a restart starts a new incarnation, and nothing
+    #: learnt about an older one (its futures, acks, errors) may be applied to it.
+    epoch: int = 0
+    #: The receiver object's own lifecycle as its process sees it (SM-R):
+    #: none | new | live | stopping (Stop sent, a pull receiver has not polled) | stopped | closed.
+    local: str = "none"
 
 
 class Model:
@@ -86,7 +92,7 @@ class Model:
     def connected(self, i: int, version: int, mode: str) -> None:
         """A receiver whose handshake succeeded holds the latest version (LIFE-1, INIT-4)."""
         p = self.peers[i]
-        p.state, p.mode, p.acked, p.pending, p.broken = LIVE, mode, version, set(), False
+        p.state, p.mode, p.acked, p.pending, p.broken, p.local = LIVE, mode, version, set(), False, "live"
 
     def acked(self, i: int, version: int) -> None:
         """An ok ack of `version` also answers every older pending version (ACK-2)."""
@@ -107,8 +113,23 @@ class Model:
         p.state, p.pending = GONE, set()
 
     def reset(self, i: int) -> None:
-        """A new handle for a failed or gone receiver (SM-S-5)."""
-        self.peers[i] = Peer(i)
+        """A new handle for a failed or gone receiver (SM-S-5): a new incarnation."""
+        self.peers[i] = Peer(i, epoch=self.peers[i].epoch + 1)
+
+    def epochs(self, targets) -> dict[int, int]:
+        """The incarnation of each target now, to tell later which one an outcome concerns."""
+        return {i: self.peers[i].epoch for i in targets}
+
+    def same(self, i: int, epoch: int) -> bool:
+        return self.peers[i].epoch == epoch
+
+    def expected_observation(self, i: int) -> dict:
+        """What receiver i's own object must show for stopped and closed (LIFE-7, LIFE-6, SM-R)."""
+        local = self.peers[i].local
+        return {
+            "stopped": local in ("stopped", "closed"),
+            "closed": local == "closed",
+        }
 
     # ---- expectations ----------------------------------------------------------
 

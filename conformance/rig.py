@@ -11,13 +11,7 @@ import time
 
 from .harness import HarnessError, RemoteFailure, bounded
 from .model import LIVE, Model, describe
-
-#: Timeout given to calls that are expected to succeed.
-T = 10.0
-#: Short timeout for calls that are expected to time out.
-SHORT = 0.3
-#: How much later than its timeout a call may return or raise (SEND-2, INIT-5).
-SLACK = 3.0
+from .timing import EARLY, SHORT, SLACK, TIMED, T
 
 
 def spec_of(weights: dict) -> list:
@@ -38,19 +32,25 @@ class Rig:
         max_slots=None,
         devices=None,
         connect=True,
+        source=None,
     ):
+        """`source` is the object the sender is built from (a module or TensorDict holding
+        `weights`); by default the mapping `weights` itself."""
         self.ws, self.pool, self.n = ws, pool, n
         self.weights = weights
         self.modes = list(modes or ["push"] * n)
         self.zero_copy = list(zero_copy or [False] * n)
         if isinstance(targets, str) or targets is None:
             targets = [targets] * n
-        self.targets = [None if t is None or self.zero_copy[i] else ("mapping", spec_of(weights)) if t == "mapping" else t
-                        for i, t in enumerate(targets)]
+        # A target kind (mapping | module | tensordict) gets a target matching the weights.
+        self.targets = [
+            None if t is None or (self.zero_copy[i] and t != "module") else (t, spec_of(weights)) if isinstance(t, str) else t
+            for i, t in enumerate(targets)
+        ]
         kwargs = {} if max_slots is None else {"max_slots": max_slots}
         if devices is not None:
             kwargs["devices"] = devices
-        self.sender = ws.Sender(weights, n, **kwargs)
+        self.sender = ws.Sender(weights if source is None else source, n, **kwargs)
         self.model = Model(describe(weights), n)
         self.workers = pool.get(n)
         if connect:
@@ -61,6 +61,7 @@ class Rig:
     def open(self, i: int, handle=None) -> None:
         h = self.sender.handle(i) if handle is None else handle
         self.workers[i].call("open", h, self.modes[i], self.zero_copy[i], self.targets[i])
+        self.model.peers[i].local = "new"
 
     def connect(self, ids, timeout: float = T, handles=None):
         """Handshake with `ids` on both sides; checks INIT-4 and LIFE-1 for each."""
@@ -203,4 +204,4 @@ def expect_remote_error(outcome, ws_cls: str, *, ids: str, what: str):
     return value
 
 
-__all__ = ["Rig", "T", "SHORT", "SLACK", "expect_error", "expect_remote_error", "RemoteFailure", "spec_of"]
+__all__ = ["Rig", "T", "SHORT", "SLACK", "TIMED", "EARLY", "expect_error", "expect_remote_error", "RemoteFailure", "spec_of"]

@@ -1,12 +1,22 @@
-"""The whole protocol as a Hypothesis state machine over real receiver processes.
+"""The whole binding as a Hypothesis state machine over real receiver processes.
 
-Rules drive one sender and three receivers (push or pull, each in its own
-worker process) through sends, subset sends, async sends and waits, polls,
-concurrent readers, faults in apply, SIGKILL, receiver close, bad input, late
-join, restart and close. After every step each live receiver must show a
-version the model allows, with exactly that version's bytes (ACK-3). A failure
-shrinks to a short list of steps; `--hypothesis-seed` replays a run and the
-printed `@reproduce_failure` blob replays one example.
+One sender (built from a mapping, a module or a TensorDict) and three receivers
+(push or pull, copy or zero-copy, into no target, a mapping, a module or a
+TensorDict, each in its own worker process) are driven through every public
+call: sends of fresh or in-place-updated weights to all or some receivers, with
+pull receivers polling or silent; async sends and waits; polls; failing applies;
+readers holding `reading()`; SIGKILL; receiver close and its use afterwards;
+bad weights, bad `workers` and negative timeouts; late join, restart, handle
+misuse; sender close and its use afterwards.
+
+After every step the model predicts, and the machine checks, everything the
+binding shows: the sender's `version` and `closed`; each future's `version`,
+`workers` and `done()`; each receiver's `version`, `stopped`, `closed`,
+`failure`, its weights bit for bit, and that its process printed nothing. Each
+call's result or error class and every field of that error (`workers`,
+`version`, `details`) is compared with the model, and how long the call took
+with the timeout it was given. Outcomes that concern a receiver's earlier
+incarnation are never applied to a restarted one.
 """
 
 from __future__ import annotations
@@ -14,22 +24,53 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 
 import pytest
+import torch
 from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
 
 from . import strategies as S
-from .harness import RemoteFailure, bounded, child_processes, new_threads, shm_state
-from .model import FAILED, GONE, LIVE, UNCONNECTED, describe
-from .rig import SHORT, SLACK, T, Rig
+from .harness import HarnessError, RemoteFailure, bounded, build_target, child_processes, new_threads, shm_state
+from .model import GONE, LIVE, UNCONNECTED, describe
+from .rig import EARLY, SHORT, SLACK, TIMED, T, Rig
 
 N = 3
 #: close_sender becomes possible only after this many steps, so that examples do something first.
 CLOSE_AFTER = 8
 #: Timeout of a pull receiver's poll while a sync send to it runs.
-POLL_WAIT = 5.0
+POLL_WAIT = 5.0 * (T / 10.0)
+
+
+@dataclass
+class Pending:
+    """A future the machine has not waited on yet, and what the model knew when it was made."""
+
+    future: object
+    version: int
+    targets: list[int]
+    epochs: dict[int, int]
+    failing: set[int]
+    #: Targets (of their publish-time incarnation) known to have answered with an ok ack ...
+    answered: set[int] = field(default_factory=set)
+    #: ... and those of them whose ack the sender has certainly read (a later send returned).
+    read: set[int] = field(default_factory=set)
+    done_seen: bool = False
+
+
+def nestable(spec) -> bool:
+    """Names that a module and a nested TensorDict can hold: no name is a prefix of another,
+    and no part shadows an nn.Module attribute."""
+    names = [n for n, _, _ in spec]
+    plain = torch.nn.Module()
+    for n in names:
+        if any(o != n and o.startswith(n + ".") for o in names):
+            return False
+        if any(hasattr(plain, part) for part in n.split(".")):
+            return False
+    return True
 
 
 class Protocol(RuleBasedStateMachine):
@@ -40,7 +81,8 @@ class Protocol(RuleBasedStateMachine):
         super().__init__()
         self.rig: Rig | None = None
         self.faulty: set[int] = set()
-        self.futures: list = []
+        self.held: set[int] = set()
+        self.futures: list[Pending] = []
         self.readers: set[int] = set()
         self.kills = 0
         self.steps = 0
@@ -49,21 +91,37 @@ class Protocol(RuleBasedStateMachine):
 
     # ---- setup ------------------------------------------------------------------------
 
-    @initialize(
-        spec=S.specs(max_size=4),
-        modes=st.lists(st.sampled_from(["push", "pull"]), min_size=N, max_size=N),
-        first=st.integers(1, N),
-        data=st.data(),
-    )
-    def setup(self, spec, modes, first, data):
+    @initialize(spec=S.specs(max_size=4), first=st.integers(1, N), data=st.data())
+    def setup(self, spec, first, data):
         caps = self.ws.CAPABILITIES
-        modes = [m if m in caps else ("push" if "push" in caps else "pull") for m in modes]
         self.spec = spec
+        modes_ok = [m for m in ("push", "pull") if m in caps]
+        kinds = ["mapping"]
+        if nestable(spec):
+            kinds += [k for k in ("module", "tensordict") if k in caps]
+        self.kind = data.draw(st.sampled_from(kinds), label="sender weights kind")
+        modes, zero_copy, targets = [], [], []
+        for i in range(N):
+            modes.append(data.draw(st.sampled_from(modes_ok), label=f"mode {i}"))
+            zc = "zero_copy" in caps and data.draw(st.booleans(), label=f"zero_copy {i}")
+            zero_copy.append(zc)
+            options = [None, *(["module"] if "module" in kinds else [])] if zc else [None, *kinds]
+            targets.append(data.draw(st.sampled_from(options), label=f"target {i}"))
         self.shm_before = shm_state()
         self.threads_before = {t.ident for t in threading.enumerate()}
         w0 = data.draw(S.weights_for(spec), label="initial weights")
-        self.rig = Rig(self.ws, self.pool, w0, N, modes=modes, connect=list(range(first)))
-        note(f"modes={modes}, connected={list(range(first))}")
+        source, self.source_tensors = build_target(torch, self.kind, [(n, str(d).removeprefix("torch."), s) for n, d, s in spec])
+        if self.kind == "mapping":
+            source = dict(self.source_tensors)  # a plain dict holding the same tensors
+        self._fill_source(w0)
+        self.rig = Rig(self.ws, self.pool, w0, N, modes=modes, zero_copy=zero_copy, targets=targets, source=source,
+                       connect=list(range(first)))
+        note(f"kind={self.kind} modes={modes} zero_copy={zero_copy} targets={targets} connected={list(range(first))}")
+
+    def _fill_source(self, w):
+        with torch.no_grad():
+            for n, t in self.source_tensors.items():
+                t.copy_(w[n])
 
     # ---- helpers ------------------------------------------------------------------------
 
@@ -71,119 +129,194 @@ class Protocol(RuleBasedStateMachine):
     def model(self):
         return self.rig.model
 
+    @property
+    def sender(self):
+        return self.rig.sender
+
     def _targets(self, workers):
         return list(range(N)) if workers is None else list(workers)
 
     def _ids(self, pred) -> list[int]:
         return [p.id for p in self.model.peers if pred(p)] if self.rig is not None and not self.closed else []
 
-    def _pollable(self):
-        return self._ids(lambda p: p.state == LIVE and p.mode == "pull")
-
-    def _faultable(self):
-        return self._ids(lambda p: p.state == LIVE and p.id not in self.readers) if self._quiet() else []
-
-    def _readable(self):
-        return self._ids(lambda p: p.state == LIVE and p.id not in self.faulty)
-
     def _live(self):
         return self._ids(lambda p: p.state == LIVE)
 
-    def _joinable(self):
-        return self._ids(lambda p: p.state in (UNCONNECTED, GONE, FAILED))
-
     def _quiet(self) -> bool:
         """No version is in flight anywhere (faults may only change then)."""
-        return not self.futures and not any(p.pending for p in self.model.peers)
+        return not self.futures and not any(p.pending for p in self.model.peers if p.state == LIVE)
+
+    def _faultable(self):
+        if not self._quiet():
+            return []
+        return self._ids(lambda p: p.state == LIVE and p.id not in self.readers and p.id not in self.held
+                         and self.rig.targets[p.id] is not None and not self.rig.zero_copy[p.id])
+
+    def _holdable(self):
+        return self._ids(lambda p: p.state == LIVE and p.mode == "push" and p.id not in self.faulty
+                         and p.id not in self.readers)
+
+    def _timed(self, fn, *args, what, within, **kwargs):
+        """Run a sender call that must end within `within` + SLACK s; returns (value, error, elapsed)."""
+        t0 = time.monotonic()
+        try:
+            value = bounded(fn, *args, limit=within + SLACK, what=what, **kwargs)
+            return value, None, time.monotonic() - t0
+        except HarnessError as e:
+            raise AssertionError(f"SEND-2, API-2 violated: {e}") from None
+        except Exception as e:  # noqa: BLE001 - judged by the caller
+            return None, e, time.monotonic() - t0
+
+    def _is(self, e, cls: str) -> bool:
+        return isinstance(e, getattr(self.ws, cls))
+
+    def _check_fields(self, e, cls: str, ids: str, what: str, *, workers_within=None, workers_include=(),
+                      version="any"):
+        """`e` is a ws.<cls> whose .workers, .version and .details are what the spec says (API-4, 8.3)."""
+        assert self._is(e, cls), f"{ids} violated: {what} raised {type(e).__name__}: {e}; expected {cls}"
+        got = list(getattr(e, "workers", None) or [])
+        assert got == sorted(set(got)) and got, f"API-4 violated: {what}: {cls}.workers is {got!r} (sorted ids)"
+        if workers_within is not None:
+            assert set(got) <= set(workers_within), (
+                f"{ids} violated: {what}: {cls} names receivers {got}; only {sorted(workers_within)} may be named"
+            )
+        assert set(workers_include) <= set(got), (
+            f"{ids} violated: {what}: {cls} names {got}, but must name {sorted(workers_include)}"
+        )
+        if version != "any":
+            assert e.version == version, f"{ids} violated: {what}: {cls}.version is {e.version!r}, expected {version!r}"
+        details = getattr(e, "details", None)
+        assert isinstance(details, dict) and set(details) <= set(got), (
+            f"API-4 violated: {what}: {cls}.details {details!r} must map named receivers to text"
+        )
+        if cls == "ReceiverError":
+            assert set(details) == set(got) and all(isinstance(v, str) and v for v in details.values()), (
+                f"ACK-6 violated: {what}: ReceiverError.details {details!r} must give each named receiver's reason"
+            )
+        return got
 
     def _expect_refusal(self, fn, targets, what):
-        """A send to an unusable target: refused before publishing (SEND-4, VER-2)."""
+        """A send to targets that are not live: refused before publishing (SEND-4, VER-2, 8.3)."""
         bad = self.model.unusable(targets)
-        before = self.rig.sender.version
-        try:
-            bounded(fn, limit=T + SLACK, what=what)
-        except (self.ws.ReceiverDiedError, self.ws.ReceiverError, self.ws.WeightSyncError) as e:
-            states = set(bad.values())
-            if GONE in states:
-                assert isinstance(e, self.ws.ReceiverDiedError) or set(bad.values()) != {GONE}, (
-                    f"SEND-4 violated: {what} to gone receivers {sorted(bad)} raised {type(e).__name__}"
-                )
-            if isinstance(e, (self.ws.ReceiverDiedError, self.ws.ReceiverError)):
-                named = set(e.workers)
-                assert named <= set(bad), f"SEND-2 violated: {what} names receivers {sorted(named)}; unusable: {bad}"
-        else:
-            raise AssertionError(f"SEND-4 violated: {what} to unusable receivers {bad} succeeded")
-        assert self.rig.sender.version == before, (
-            f"VER-2 violated: {what} refused for {bad} moved the version {before} -> {self.rig.sender.version}"
+        before = self.sender.version
+        _, e, _ = self._timed(fn, what=what, within=T)
+        assert e is not None, f"SEND-4 violated: {what} to unusable receivers {bad} succeeded"
+        by_class = {"ReceiverDiedError": {i for i, s in bad.items() if s == GONE},
+                    "ProtocolError": {i for i, s in bad.items() if s == UNCONNECTED}}
+        cls = next((c for c in ("ReceiverDiedError", "ReceiverError", "ProtocolError") if self._is(e, c)), None)
+        assert cls is not None and by_class.get(cls), (
+            f"SEND-4 violated: {what} to receivers in states {bad} raised {type(e).__name__}: {e}"
         )
+        if cls == "ReceiverDiedError":
+            self._check_fields(e, cls, "SEND-4", what, workers_within=by_class[cls], workers_include=by_class[cls],
+                               version=None)
+        assert self.sender.version == before, (
+            f"VER-2 violated: {what} refused for {bad} moved the version {before} -> {self.sender.version}"
+        )
+
+    def _poll_failed(self, i, err, pending):
+        """A pull receiver's poll() raised: only a failing apply may do that (ACK-6, API-3)."""
+        assert i in self.faulty and pending and err.isa("ReceiverError"), f"ACK-6 violated: poll() raised {err}"
+        assert err.workers == [i] and err.version == max(pending), (
+            f"ACK-6 violated: receiver {i}'s poll() raised ReceiverError naming {err.workers} for version "
+            f"{err.version}; expected [{i}] and version {max(pending)}"
+        )
+        self.model.failed_apply(i, max(pending))
 
     def _drain(self, i):
         """Poll a pull receiver until nothing is pending (its acks answer older sends, ACK-2)."""
         while self.model.peers[i].pending:
+            pending = set(self.model.peers[i].pending)
             try:
-                v = self.rig.poll(i, 0.5)
+                v = self.rig.poll(i, 0.5 * T / 10.0)
             except RemoteFailure as e:
-                assert i in self.faulty and e.error.isa("ReceiverError"), (
-                    f"ACK-6 violated: receiver {i}'s poll() raised {e.error}"
-                )
-                self.model.failed_apply(i, max(self.model.peers[i].pending))
+                self._poll_failed(i, e.error, pending)
                 return
-            assert v is not None, (
-                f"ACK-1 violated: receiver {i}'s poll() found nothing while {sorted(self.model.peers[i].pending)} are pending"
-            )
+            assert v is not None, f"ACK-1 violated: receiver {i}'s poll() found nothing while {sorted(pending)} are pending"
+            assert v == max(pending), f"ACK-2 violated: receiver {i}'s poll() applied {v}, not the newest pending {max(pending)}"
+            self._answered(i, v, read=False)
 
-    # ---- rules ---------------------------------------------------------------------------
+    def _answered(self, i, v, read=True):
+        """Receiver i (this incarnation) acked v: every future up to v is answered for it (ACK-2).
+
+        `read`: the sender has read that ack (a send returned because of it); otherwise, as
+        after a pull receiver's poll(), the ack may still be on its way."""
+        self.model.acked(i, v)
+        for p in self.futures:
+            if i in p.targets and p.version <= v and self.model.same(i, p.epochs[i]):
+                p.answered.add(i)
+                if read:
+                    p.read.add(i)
+
+    # ---- rules: sending ---------------------------------------------------------------------
 
     @precondition(lambda self: not self.closed)
-    @rule(data=st.data(), subset=st.none() | st.sets(st.integers(0, N - 1), min_size=1).map(sorted))
-    def send(self, data, subset):
-        """A synchronous send (SEND-1, SEND-2, ACK-6, CONS-5)."""
+    @rule(data=st.data(), subset=st.none() | st.sets(st.integers(0, N - 1), min_size=1).map(sorted),
+          in_place=st.booleans(), poll_pulls=st.booleans())
+    def send(self, data, subset, in_place, poll_pulls):
+        """A synchronous send (SEND-1, SEND-2, ACK-6, CONS-5); `in_place` updates the sender's
+        object and sends weights=None (API-2); unpolled pull receivers and held push receivers
+        are silent, so the send must time out naming them, on time (SEND-2)."""
         targets = self._targets(subset)
         w = data.draw(S.weights_for(self.spec), label="weights")
+        arg = w
+        if in_place:
+            self._fill_source(w)
+            arg = None
         if self.model.unusable(targets):
-            return self._expect_refusal(lambda: self.rig.sender.send(w, workers=subset, timeout=T), targets, "send")
+            return self._expect_refusal(lambda: self.sender.send(arg, workers=subset, timeout=T), targets, "send")
         pulls = [i for i in targets if self.model.peers[i].mode == "pull"]
-        for i in pulls:
-            self._drain(i)
-        for i in pulls:
-            self.rig.workers[i].submit("poll", POLL_WAIT)
-        desc = describe(w)
-        failing = sorted(set(targets) & self.faulty)
-        error = None
-        try:
-            v = bounded(self.rig.sender.send, w, workers=subset, timeout=T, limit=T + SLACK, what="send")
-        except (self.ws.ReceiverError, self.ws.WeightSyncError) as e:
-            error = e
-        polled = {i: self.rig.workers[i].result(POLL_WAIT + SLACK) for i in pulls}
-        if isinstance(error, self.ws.SyncTimeoutError) and self.rig.sender.version == self.model.version:
+        silent = {i for i in targets if i in self.held or (i in pulls and not poll_pulls)}
+        failing = (set(targets) & self.faulty) - silent  # an unpolled pull receiver answers nothing
+        if poll_pulls:
+            for i in pulls:
+                self._drain(i)
+            for i in pulls:
+                self.rig.workers[i].submit("poll", POLL_WAIT)
+        timeout = TIMED if silent else T
+        before = self.model.version
+        v, error, elapsed = self._timed(self.sender.send, arg, workers=subset, timeout=timeout, what="send",
+                                        within=timeout)
+        polled = {i: self.rig.workers[i].result(POLL_WAIT + SLACK) for i in pulls} if poll_pulls else {}
+        if self._is(error, "SyncTimeoutError") and self.sender.version == before:
             note("send found no free slot in time and published nothing (SLOT-3)")
+            self._check_fields(error, "SyncTimeoutError", "SLOT-3", "send without a free slot",
+                               workers_within=self._live())
+            assert elapsed >= timeout - EARLY, f"SLOT-3 violated: send gave up after {elapsed:.2f} s of {timeout} s"
+            for i, (status, value) in polled.items():
+                assert status == "ok" and value is None, f"CONS-3 violated: poll() gave {value} with nothing published"
             return
-        assert self.rig.sender.version == self.model.version + 1, (
-            f"VER-1 violated: after a send that got past every check the version is {self.rig.sender.version}, "
-            f"expected {self.model.version + 1}"
+        assert self.sender.version == before + 1, (
+            f"VER-1 violated: after a send that got past every check the version is {self.sender.version}, "
+            f"expected {before + 1}"
         )
-        v = self.model.publish(desc, targets)
+        v_pub = self.model.publish(describe(w), targets)
         if failing:
-            assert isinstance(error, self.ws.ReceiverError), (
-                f"ACK-6 violated: send to receivers {failing} whose apply raises gave "
-                f"{type(error).__name__ if error else 'no error'}: {error}"
-            )
-            assert set(error.workers) <= set(failing) and error.workers, (
-                f"ACK-6 violated: ReceiverError names {error.workers}, the failing receivers are {failing}"
-            )
-            assert error.version == v, f"ACK-6 violated: ReceiverError carries version {error.version}, expected {v}"
+            self._check_fields(error, "ReceiverError", "ACK-6", f"send to receivers {sorted(failing)} whose apply fails",
+                               workers_within=failing, version=v_pub)
             for i in failing:
-                self.model.failed_apply(i, v)
-            for i in targets:
-                if i not in failing and self.model.peers[i].mode == "push":
-                    pass  # may or may not have acked yet: stays pending (raised early, SEND-2)
+                self.model.failed_apply(i, v_pub)
+        elif silent:
+            self._check_fields(error, "SyncTimeoutError", "SEND-2", f"send to silent receivers {sorted(silent)}",
+                               workers_within=targets, workers_include=silent, version=v_pub)
+            assert elapsed >= timeout - EARLY, (
+                f"SEND-2 violated: send(timeout={timeout}) raised SyncTimeoutError after {elapsed:.2f} s"
+            )
+            for i in set(targets) - set(error.workers):
+                self._answered(i, v_pub)
         else:
-            assert error is None, f"SEND-1, ACK-1 violated: send to healthy live receivers {targets} raised {error!r}"
+            assert error is None, (
+                f"SEND-1, ACK-1 violated: send to healthy live receivers {targets} raised {type(error).__name__}: {error}"
+            )
+            assert v == v_pub, f"VER-1 violated: send returned {v}, expected {v_pub}"
             for i in targets:
-                self.model.acked(i, v)
+                self._answered(i, v_pub)
         for i, (status, value) in polled.items():
             if status == "ok" and value is not None:
-                self.model.acked(i, value)
+                assert value == v_pub, f"ACK-2 violated: receiver {i}'s poll() during the send applied {value}, not {v_pub}"
+                self._answered(i, value)
+            elif status == "err":
+                self._poll_failed(i, value, {v_pub})
 
     @precondition(lambda self: not self.closed and len(self.futures) < 3)
     @rule(data=st.data(), subset=st.none() | st.sets(st.integers(0, N - 1), min_size=1).map(sorted))
@@ -192,84 +325,123 @@ class Protocol(RuleBasedStateMachine):
         targets = self._targets(subset)
         w = data.draw(S.weights_for(self.spec), label="weights")
         if self.model.unusable(targets):
-            return self._expect_refusal(lambda: self.rig.sender.send_async(w, workers=subset, timeout=T), targets,
+            return self._expect_refusal(lambda: self.sender.send_async(w, workers=subset, timeout=T), targets,
                                         "send_async")
-        before = self.rig.sender.version
-        try:
-            f = bounded(self.rig.sender.send_async, w, workers=subset, timeout=SHORT, limit=SHORT + SLACK,
-                        what="send_async")
-        except self.ws.SyncTimeoutError:
-            assert self.rig.sender.version == before, "VER-2 violated: send_async that found no free slot published"
+        before = self.sender.version
+        f, error, elapsed = self._timed(self.sender.send_async, w, workers=subset, timeout=SHORT, what="send_async",
+                                        within=SHORT)
+        if error is not None:
+            self._check_fields(error, "SyncTimeoutError", "SLOT-3", "send_async without a free slot",
+                               workers_within=self._live())
+            assert elapsed >= SHORT - EARLY, f"SLOT-3 violated: send_async gave up after {elapsed:.2f} s of {SHORT} s"
+            assert self.sender.version == before, "VER-2 violated: send_async that found no free slot published"
             return
         v = self.model.publish(describe(w), targets)
         assert f.version == v, f"VER-1 violated: send_async published version {f.version}, expected {v}"
         assert sorted(f.workers) == targets, f"API-2 violated: future.workers {f.workers}, expected {targets}"
-        self.futures.append((f, targets, sorted(set(targets) & self.faulty), set()))
-
-    def _lost(self, i):
-        """Receiver i went away: futures naming it may fail naming it (SEND-3)."""
-        for f in self.futures:
-            if i in f[1]:
-                f[3].add(i)
+        self.futures.append(Pending(f, v, targets, self.model.epochs(targets), set(targets) & self.faulty))
 
     @precondition(lambda self: bool(self.futures) and not self.closed)
     @rule()
     def wait(self):
-        """Wait on the oldest future after the pull receivers polled (SEND-5, ACK-2, VER-4)."""
-        f, targets, failing, gone = self.futures.pop(0)
-        for i in targets:
-            if self.model.peers[i].mode == "pull" and self.model.peers[i].state == LIVE and i not in gone:
-                self._drain(i)
-        try:
-            v = bounded(f.wait, T, limit=T + SLACK, what="future.wait")
-        except self.ws.WeightSyncError as e:
-            named = set(getattr(e, "workers", []))
-            assert (failing or gone) and named <= set(failing) | set(gone), (
-                f"SEND-2 violated: wait() on version {f.version} raised {type(e).__name__} naming {sorted(named)}; "
-                f"failing {failing}, gone {gone}"
-            )
-            if isinstance(e, self.ws.ReceiverError):
-                for i in named:
-                    self.model.failed_apply(i, f.version)
-            return
-        assert not failing, f"ACK-6 violated: wait() returned {v} though the apply of {failing} raises"
-        assert v == f.version
-        for i in targets:
-            self.model.acked(i, v)
+        """Wait on the oldest future after the pull receivers polled (SEND-5, ACK-2, VER-4).
 
-    @precondition(lambda self: bool(self._pollable()))
-    @rule(data=st.data())
-    def poll(self, data):
-        """Pull mode applies only in poll() and returns the newest pending version or None (CONS-3, ACK-2)."""
-        i = data.draw(st.sampled_from(self._pollable()), label="receiver")
-        p = self.model.peers[i]
-        pending = set(p.pending)
-        try:
-            v = self.rig.poll(i, 0.0)
-        except RemoteFailure as e:
-            assert i in self.faulty and pending and e.error.isa("ReceiverError"), f"ACK-6 violated: poll() raised {e.error}"
-            self.model.failed_apply(i, max(pending))
+        A target held in reading() is silent: wait(TIMED) raises SyncTimeoutError on time and
+        the future stays waitable (SEND-5)."""
+        p = self.futures.pop(0)
+        same = {i for i in p.targets if self.model.same(i, p.epochs[i])}
+        gone = {i for i in p.targets if i not in same or self.model.peers[i].state != LIVE}
+        for i in sorted(same - gone):
+            if self.model.peers[i].mode == "pull":
+                self._drain(i)
+        silent = (same - gone) & self.held - p.answered
+        timeout = TIMED if silent else T
+        v, e, elapsed = self._timed(p.future.wait, timeout, what="future.wait", within=timeout)
+        failing = p.failing & same
+        if e is not None and self._is(e, "SyncTimeoutError") and silent:
+            self._check_fields(e, "SyncTimeoutError", "SEND-5", f"wait() with receivers {sorted(silent)} held",
+                               workers_within=set(p.targets) - gone - p.answered, workers_include=silent,
+                               version=p.version)
+            assert elapsed >= timeout - EARLY, f"SEND-5 violated: wait({timeout}) raised after {elapsed:.2f} s"
+            self.futures.insert(0, p)
             return
+        if e is not None:
+            cls = next((c for c in ("ReceiverError", "ReceiverDiedError") if self._is(e, c)), None)
+            allowed = {"ReceiverError": failing | (p.failing - same), "ReceiverDiedError": gone}.get(cls, set())
+            assert cls and allowed, (
+                f"SEND-2 violated: wait() on version {p.version} raised {type(e).__name__}: {e}; "
+                f"failing {sorted(failing)}, gone {sorted(gone)}"
+            )
+            named = self._check_fields(e, cls, "SEND-2", f"wait() on version {p.version}", workers_within=allowed,
+                                       version=p.version)
+            if cls == "ReceiverError":
+                for i in named:
+                    if i in same:  # never blame a later incarnation (LIFE-2)
+                        self.model.failed_apply(i, p.version)
+        else:
+            assert not failing, f"ACK-6 violated: wait() returned {v} though the apply of {sorted(failing)} fails"
+            assert v == p.version, f"SEND-5 violated: wait() returned {v}, expected {p.version}"
+            for i in same - gone:
+                self._answered(i, p.version)
+        assert p.future.done(), f"API-2 violated: future of version {p.version} not done() after wait() settled it"
+
+    # ---- rules: receivers ------------------------------------------------------------------
+
+    @precondition(lambda self: bool(self._ids(lambda p: p.state == LIVE and p.mode == "pull")))
+    @rule(data=st.data(), timeout=st.sampled_from([0.0, SHORT]))
+    def poll(self, data, timeout):
+        """Pull mode applies only in poll() and returns the newest pending version or None,
+        waiting up to its timeout when nothing is pending (CONS-3, ACK-2, API-3)."""
+        i = data.draw(st.sampled_from(self._ids(lambda p: p.state == LIVE and p.mode == "pull")), label="receiver")
+        pending = set(self.model.peers[i].pending)
+        t0 = time.monotonic()
+        try:
+            v = self.rig.workers[i].call("poll", timeout)
+        except RemoteFailure as e:
+            return self._poll_failed(i, e.error, pending)
+        elapsed = time.monotonic() - t0
         if not pending:
             assert v is None, f"CONS-3 violated: poll() applied version {v} with nothing pending"
+            assert elapsed >= timeout - EARLY, f"API-3 violated: poll({timeout}) returned None after {elapsed:.2f} s"
+        else:
+            assert v == max(pending), f"ACK-2 violated: poll() gave {v}; the newest pending is {max(pending)}"
+            self._answered(i, v, read=False)
 
     @precondition(lambda self: bool(self._faultable()))
     @rule(data=st.data())
     def fault(self, data):
-        """Make receiver i's apply raise, or stop doing so (ACK-6)."""
+        """Make receiver i's target mismatch the manifest, or mend it: its applies fail (ACK-7, ACK-6)."""
         i = data.draw(st.sampled_from(self._faultable()), label="receiver")
         on = i not in self.faulty
         self.rig.workers[i].call("fault", "raise" if on else None)
         (self.faulty.add if on else self.faulty.discard)(i)
 
-    @precondition(lambda self: bool(self._readable()))
+    @precondition(lambda self: bool(self._holdable()) or bool(self.held and not self.closed))
+    @rule(data=st.data())
+    def hold(self, data):
+        """Hold reading() open in a push receiver, or let go: while held it applies nothing (CONS-2)."""
+        i = data.draw(st.sampled_from(sorted(set(self._holdable()) | self.held)), label="receiver")
+        w = self.rig.workers[i]
+        if i in self.held:
+            v, d = w.call("release", snapshot=True)
+            self.held.discard(i)
+            msg = self.model.check_snapshot(i, v, d)
+            assert msg is None, msg
+        else:
+            w.call("hold")
+            self.held.add(i)
+
+    @precondition(lambda self: bool(self._ids(lambda p: p.state == LIVE and p.id not in self.faulty)))
     @rule(data=st.data())
     def toggle_reader(self, data):
         """A thread reading continuously inside reading(): it must never see a torn version (CONS-1).
 
         In both modes: a pull receiver's poll() waits for reading() blocks in other threads (CONS-2).
         """
-        i = data.draw(st.sampled_from(self._readable()), label="receiver")
+        ids = self._ids(lambda p: p.state == LIVE and p.id not in self.faulty and p.id not in self.held)
+        if not ids:
+            return
+        i = data.draw(st.sampled_from(ids), label="receiver")
         w = self.rig.workers[i]
         if i in self.readers:
             self.readers.discard(i)
@@ -287,58 +459,106 @@ class Protocol(RuleBasedStateMachine):
                 f"CONS-1 violated: receiver {i} showed version {v} inside reading() with other bytes (torn read)"
             )
 
+    def _forget(self, i):
+        self.readers.discard(i)
+        self.faulty.discard(i)
+        self.held.discard(i)
+
     @precondition(lambda self: self.kills < 1 and bool(self._live()))
     @rule(data=st.data())
     def kill(self, data):
         """SIGKILL a receiver process: its end of channel is seen without a timeout (CON-1, SEND-3)."""
         i = data.draw(st.sampled_from(self._live()), label="receiver")
         self.kills += 1
-        self.readers.discard(i)
-        self.faulty.discard(i)
+        self._forget(i)
         self.rig.workers[i].kill()
         self.model.gone(i)
-        self._lost(i)
+        self.model.peers[i].local = "none"
 
     @precondition(lambda self: bool(self._live()))
     @rule(data=st.data())
     def close_receiver(self, data):
-        """receiver.close(): idempotent, leaves no thread and no mapping (LIFE-5); the sender sees it gone."""
+        """receiver.close() is idempotent and fast; afterwards only close, version, closed, stopped and
+        weights may be used (LIFE-5, LIFE-6); the sender sees the receiver gone."""
         i = data.draw(st.sampled_from(self._live()), label="receiver")
-        self.readers.discard(i)
-        self.faulty.discard(i)
-        out = self.rig.workers[i].call("close", twice=True)
+        w = self.rig.workers[i]
+        if i in self.faulty:
+            w.call("fault", None)  # the caller mends its target, so the weights stay readable
+        self._forget(i)
+        out = w.call("close", twice=True, keep=True)
         assert out["second_close"] is None, f"LIFE-5 violated: a second receiver.close() raised {out['second_close']}"
-        assert not out["threads"], f"LIFE-5 violated: receiver {i} left threads {out['threads']}"
-        assert out["maps"] == 0 and out["fds"] == 0, f"LIFE-5 violated: receiver {i} left slots mapped: {out}"
+        assert out["elapsed"] <= SLACK, f"LIFE-5 violated: receiver.close() took {out['elapsed']:.1f} s"
+        calls = w.call("closed_calls")
+        for name in ("poll", "connect", "reading"):
+            err = calls[name]
+            assert err is not None and err.isa("ClosedError"), (
+                f"LIFE-6 violated: receiver.{name}() after close gave {err if err else 'no error'}; expected ClosedError"
+            )
+        pending = self.model.peers[i].pending
         self.model.gone(i)
-        self._lost(i)
+        # it may have applied any version pending before close(), and keeps it (LIFE-5, LIFE-6)
+        self.model.peers[i].pending, self.model.peers[i].local = pending, "closed"
 
-    @precondition(lambda self: bool(self._joinable()))
+    @precondition(lambda self: bool(self._ids(lambda p: p.state in (UNCONNECTED, GONE))))
     @rule(data=st.data())
     def join_or_restart(self, data):
-        """Late join (LIFE-1) or restart after failure or death (LIFE-2): the latest version arrives."""
-        i = data.draw(st.sampled_from(self._joinable()), label="receiver")
+        """Late join (LIFE-1) or restart after death or close (LIFE-2): the latest version arrives."""
+        i = data.draw(st.sampled_from(self._ids(lambda p: p.state in (UNCONNECTED, GONE))), label="receiver")
         if self.model.peers[i].state == UNCONNECTED:
             self.rig.connect([i])
         else:
-            # futures that named i were settled when it went away
-            self.rig.restart(i)
+            self.rig.restart(i)  # a new incarnation: the futures that named the old one keep their outcome
+
+    # ---- rules: misuse -----------------------------------------------------------------------
 
     @precondition(lambda self: not self.closed)
-    @rule(data=st.data(), kind=S.bad_kinds)
-    def bad_send(self, data, kind):
-        """Bad input is rejected before any byte changes (BAD-1..BAD-4, VER-2)."""
+    @rule(data=st.data(), kind=S.bad_kinds, use_async=st.booleans())
+    def bad_send(self, data, kind, use_async):
+        """Bad weights are rejected with WeightsMismatchError before any byte changes (BAD-1..BAD-4, VER-2)."""
         good = data.draw(S.weights_for(self.spec), label="base")
         bad = S.make_bad(self.spec, good, kind, data.draw(st.integers(0, 9)))
-        before = self.rig.sender.version
-        live = [p.id for p in self.model.peers if p.state == LIVE]
-        try:
-            self.rig.sender.send(bad, workers=live or None, timeout=SHORT)
-        except (self.ws.WeightSyncError, ValueError, TypeError):
-            pass
-        else:
-            raise AssertionError(f"{S.BAD_IDS[kind]} violated: bad input ({kind}) was accepted")
-        assert self.rig.sender.version == before, f"VER-2 violated: bad input ({kind}) moved the version"
+        before = self.sender.version
+        live = self._live()
+        fn = self.sender.send_async if use_async else self.sender.send
+        _, e, _ = self._timed(fn, bad, workers=live or None, timeout=SHORT, what=f"send of bad weights ({kind})",
+                             within=SHORT)
+        rid = S.BAD_IDS[kind]
+        assert e is not None, f"{rid} violated: bad input ({kind}) was accepted"
+        if live:
+            assert self._is(e, "WeightsMismatchError"), (
+                f"{rid} violated: bad input ({kind}) raised {type(e).__name__}: {e}; expected WeightsMismatchError"
+            )
+        assert self.sender.version == before, f"VER-2 violated: bad input ({kind}) moved the version"
+
+    @precondition(lambda self: not self.closed)
+    @rule(kind=st.sampled_from(["empty", "repeat", "out_of_range", "negative", "negative_timeout"]),
+          call=st.sampled_from(["send", "send_async"]))
+    def bad_arguments(self, kind, call):
+        """Bad `workers` or a negative timeout raise ValueError before anything is written (SEND-6, API-2)."""
+        live = self._live()
+        if not live and kind in ("repeat", "negative_timeout"):
+            return
+        workers = {"empty": [], "repeat": live[:1] * 2, "out_of_range": [N], "negative": [-1],
+                   "negative_timeout": live}[kind]
+        timeout = -1.0 if kind == "negative_timeout" else SHORT
+        before = self.sender.version
+        _, e, _ = self._timed(getattr(self.sender, call), workers=workers, timeout=timeout, what=f"{call} ({kind})",
+                              within=SHORT)
+        rid = "SEND-6" if kind != "negative_timeout" else "API-2"
+        assert isinstance(e, ValueError) and not self._is(e, "WeightsMismatchError"), f"{rid} violated: {call} with {kind} gave {type(e).__name__ if e else 'no error'}: {e}; expected ValueError"
+        assert self.sender.version == before, f"VER-2 violated: {call} with {kind} moved the version"
+
+    @precondition(lambda self: bool(self._live()))
+    @rule(data=st.data())
+    def handle_of_live(self, data):
+        """sender.handle(i) for a live receiver raises ProtocolError and changes nothing (LIFE-3)."""
+        i = data.draw(st.sampled_from(self._live()), label="receiver")
+        _, e, _ = self._timed(self.sender.handle, i, what=f"handle({i})", within=SHORT)
+        assert self._is(e, "ProtocolError"), (
+            f"LIFE-3 violated: handle({i}) of a live receiver gave {type(e).__name__ if e else 'a handle'}"
+        )
+
+    # ---- rules: closing the sender -------------------------------------------------------------
 
     @precondition(lambda self: not self.closed and self.steps >= CLOSE_AFTER)
     @rule()
@@ -347,18 +567,21 @@ class Protocol(RuleBasedStateMachine):
         self._close_and_check()
 
     def _close_and_check(self):
+        for i in sorted(self.held):
+            self.rig.workers[i].call("release")
+        self.held.clear()
         for i in sorted(self.readers):
             self._check_reader(i, self.rig.workers[i].call("reader_stop"))
         self.readers.clear()
         self.futures.clear()
-        self.rig.sender.close()
+        _, e, _ = self._timed(self.sender.close, what="sender.close()", within=T)
+        assert e is None, f"LIFE-4 violated: sender.close() raised {type(e).__name__}: {e}"
         self.closed = True
-        try:
-            self.rig.sender.close()
-        except Exception as e:  # noqa: BLE001
-            raise AssertionError(f"LIFE-4 violated: a second sender.close() raised {type(e).__name__}: {e}") from None
+        self.rig.model.closed = True
+        _, e, _ = self._timed(self.sender.close, what="a second sender.close()", within=T)
+        assert e is None, f"LIFE-4 violated: a second sender.close() raised {type(e).__name__}: {e}"
         for p in self.model.peers:
-            if p.state != LIVE:
+            if p.local != "live":
                 continue
             w = self.rig.workers[p.id]
             if p.mode == "pull":
@@ -367,23 +590,21 @@ class Protocol(RuleBasedStateMachine):
             while not w.call("state")["stopped"]:
                 assert time.monotonic() < deadline, f"LIFE-7 violated: receiver {p.id} not stopped after sender.close()"
                 time.sleep(0.02)
+            p.local = "stopped"  # it keeps whichever pending version it applied before Stop
 
     @precondition(lambda self: self.closed and not self.probed)
     @rule()
     def closed_sender_calls(self):
-        """A closed sender refuses every call but close() and version (LIFE-6)."""
-        s = self.rig.sender
+        """A closed sender refuses every call but close(), version and closed (LIFE-6)."""
+        s = self.sender
         assert s.version == self.model.version, f"LIFE-6 violated: version of a closed sender is {s.version}"
-        for what, fn in (("send", lambda: s.send(timeout=SHORT)), ("handle", lambda: s.handle(0))):
-            try:
-                fn()
-            except self.ws.ClosedError:
-                pass
-            except Exception as e:  # noqa: BLE001
-                raise AssertionError(f"LIFE-6 violated: {what} on a closed sender raised {type(e).__name__}: {e}") from None
-            else:
-                raise AssertionError(f"LIFE-6 violated: {what} on a closed sender succeeded")
-        s.close()
+        assert s.closed is True, "LIFE-6 violated: sender.closed is not True after close()"
+        for what, fn in (("send", lambda: s.send(timeout=SHORT)), ("send_async", lambda: s.send_async(timeout=SHORT)),
+                         ("handle", lambda: s.handle(0)), ("connect", lambda: s.connect(SHORT))):
+            _, e, _ = self._timed(fn, what=f"{what} on a closed sender", within=SHORT)
+            assert self._is(e, "ClosedError"), (
+                f"LIFE-6 violated: {what} on a closed sender gave {type(e).__name__ if e else 'no error'}: {e}"
+            )
         self.probed = True
 
     @precondition(lambda self: self.probed)
@@ -394,24 +615,76 @@ class Protocol(RuleBasedStateMachine):
     # ---- invariants ---------------------------------------------------------------------
 
     @invariant()
-    def receivers_hold_what_was_acked(self):
-        """ACK-3: every live receiver shows an allowed version with exactly its bytes."""
+    def everything_observable_is_as_the_model_says(self):
+        """The sender's, every future's and every receiver's observable state (API-2, API-3, ACK-3, LIFE-*)."""
         if self.rig is None:
             return
         self.steps += 1
+        s = self.sender
+        assert s.version == self.model.version, f"VER-1 violated: sender.version {s.version}, expected {self.model.version}"
+        assert s.closed is self.closed, f"LIFE-4 violated: sender.closed is {s.closed!r}, expected {self.closed}"
+        for p in self.futures:
+            f = p.future
+            assert f.version == p.version and sorted(f.workers) == p.targets, (
+                f"API-2 violated: a future of version {p.version} to {p.targets} now shows {f.version} to {f.workers}"
+            )
+            done = f.done()
+            assert isinstance(done, bool), f"API-2 violated: future.done() returned {done!r}"
+            assert done or not p.done_seen, f"API-2 violated: future of version {p.version} was done(), now is not"
+            p.done_seen = done
+            if set(p.targets) <= p.answered and not done:
+                # acks the sender has read settle at once; others once they arrive (ACK-2)
+                deadline = time.monotonic() + (0 if set(p.targets) <= p.read else SLACK)
+                while not done and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                    done = f.done()
+                assert done, (
+                    f"ACK-2 violated: every target of version {p.version} acked it or a later version, but its "
+                    "future is not done()"
+                )
+                p.done_seen = True
         for p in self.model.peers:
-            if p.state != LIVE:
+            if p.local == "none":
                 continue
-            w = self.rig.workers[p.id]
-            if p.id in self.faulty:
-                # its apply raises: it keeps its version until a pending one fails, then None (ACK-6)
-                allowed = {p.acked} | ({None} if p.pending else set())
-                v = w.call("peek")
-                assert v in allowed, f"ACK-6 violated: receiver {p.id} reports version {v}; allowed {allowed}"
+            self._observe(p)
+
+    def _observe(self, p):
+        w = self.rig.workers[p.id]
+        try:
+            obs = w.call("observe", snapshot=p.local != "new" and p.id not in self.held)
+        except HarnessError as e:
+            raise AssertionError(
+                f"API-3 violated: receiver {p.id} ({p.local}): reading version, stopped, closed, failure and "
+                f"weights (inside reading()) did not return: {e}"
+            ) from None
+        assert obs["output"] == "", f"API-6 violated: receiver {p.id}'s process printed {obs['output'][:300]!r}"
+        expected = self.model.expected_observation(p.id)
+        for name in ("stopped", "closed"):
+            got = obs[name]
+            if p.mode == "pull" and name == "stopped" and p.local == "stopping":
                 continue
-            v, d = w.call("snapshot")
-            msg = self.model.check_snapshot(p.id, v, d)
-            assert msg is None, msg
+            assert got == ("value", expected[name]), (
+                f"{'LIFE-7' if name == 'stopped' else 'LIFE-6'} violated: receiver {p.id} ({p.local}) shows "
+                f"{name} = {got[1]}; expected {expected[name]}"
+            )
+        assert obs["failure"] == ("value", None), f"SM-R-7 violated: receiver {p.id}.failure is {obs['failure'][1]}"
+        version = obs["version"]
+        assert version[0] == "value", f"API-3 violated: receiver {p.id}.version raised {version[1]}"
+        if p.local == "new":
+            assert version[1] is None, f"API-3 violated: receiver {p.id} shows version {version[1]} before connect"
+            return
+        if p.id in self.faulty:
+            # its applies fail: it keeps its version until a pending one fails, then None (ACK-6)
+            allowed = {p.acked} | ({None} if p.pending else set())
+            assert version[1] in allowed, f"ACK-6 violated: receiver {p.id} reports version {version[1]}; allowed {allowed}"
+            return
+        if p.id in self.held:
+            return  # the holder thread has reading() open; a snapshot would wait for it
+        snap = obs["snapshot"]
+        assert snap[0] == "value", f"LIFE-6, API-3 violated: receiver {p.id} ({p.local}): reading its weights raised {snap[1]}"
+        v, d = snap[1]
+        msg = self.model.check_snapshot(p.id, v, d)
+        assert msg is None, msg
 
     def teardown(self):
         if self.rig is None:
@@ -420,6 +693,7 @@ class Protocol(RuleBasedStateMachine):
         try:
             if not self.closed and not failing:
                 self._close_and_check()  # every example ends with close() and its checks (LIFE-4, LIFE-7)
+                self.everything_observable_is_as_the_model_says()
         finally:
             self.rig.teardown()
         if not self.closed or failing:
@@ -433,11 +707,14 @@ class Protocol(RuleBasedStateMachine):
 
 
 @pytest.mark.req(
-    "ACK-1", "ACK-2", "ACK-3", "ACK-6", "VER-1", "VER-2", "VER-4", "SEND-1", "SEND-2", "SEND-3", "SEND-4",
-    "SEND-5", "CONS-1", "CONS-3", "CONS-5", "BAD-1", "BAD-2", "BAD-3", "BAD-4", "LIFE-1", "LIFE-2", "LIFE-4",
-    "LIFE-5", "LIFE-6", "LIFE-7", "SM-R-3", "CON-1", "SLOT-3",
+    "ACK-1", "ACK-2", "ACK-3", "ACK-6", "ACK-7", "VER-1", "VER-2", "VER-4", "SEND-1", "SEND-2", "SEND-3", "SEND-4",
+    "SEND-5", "SEND-6", "CONS-1", "CONS-2", "CONS-3", "CONS-5", "BAD-1", "BAD-2", "BAD-3", "BAD-4", "LIFE-1",
+    "LIFE-2", "LIFE-3", "LIFE-4", "LIFE-5", "LIFE-6", "LIFE-7", "SM-R-3", "CON-1", "SLOT-3", "API-2", "API-3",
+    "API-4", "API-6",
 )
 @pytest.mark.timeout(900)
-def test_protocol_state_machine(ws, pool):
+def test_protocol_state_machine(ws, pool, capfd):
     Protocol.ws, Protocol.pool = ws, pool
     run_state_machine_as_test(Protocol)
+    out, err = capfd.readouterr()
+    assert not out and not err, f"API-6 violated: the sender's process printed {(out + err)[:300]!r}"

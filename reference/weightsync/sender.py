@@ -87,7 +87,16 @@ class SendFuture:
         self._outcome: dict[int, tuple[str, str]] = {}
 
     def done(self) -> bool:
-        """True once every targeted receiver has answered (acked, failed or gone)."""
+        """True once every targeted receiver has answered (acked, failed or gone).
+
+        Reads the answers that have already arrived, without waiting, so that a caller
+        polling done() sees them (API-2); a thread busy in another call reads them anyway.
+        """
+        if not self._complete():
+            self._sender._refresh()
+        return self._complete()
+
+    def _complete(self) -> bool:
         return len(self._outcome) == len(self.workers)
 
     def wait(self, timeout: float | None = None) -> int:
@@ -106,7 +115,7 @@ class SendFuture:
             raise ReceiverDiedError(died, self.version, died, hint=_RESTART_HINT)
 
     def __repr__(self) -> str:
-        return f"SendFuture(version={self.version}, workers={self.workers}, done={self.done()})"
+        return f"SendFuture(version={self.version}, workers={self.workers}, done={self._complete()})"
 
 
 _RESTART_HINT = "restart it with sender.handle(i) and sender.connect(workers=[i]), or leave it out of workers="
@@ -425,12 +434,22 @@ class Sender:
             while True:
                 self._check_open()
                 future._raise_failures()
-                if future.done():
+                if future._complete():
                     return future.version
                 if deadline.expired():
                     missing = [i for i in future.workers if i not in future._outcome]
                     raise SyncTimeoutError(missing, future.version, hint="it may still ack later")
                 self._pump(deadline.left())
+
+    def _refresh(self) -> None:
+        """Read the answers that are ready, unless another thread holds the sender (it reads them)."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            if not self._closed:
+                self._pump(0)
+        finally:
+            self._lock.release()
 
     def _pump(self, timeout: float | None) -> None:
         """Read every message that is ready (waiting at most `timeout` for the first)."""
@@ -482,7 +501,7 @@ class Sender:
             for future in self._pending:
                 if peer.id in future.workers and future.version <= msg.version:
                     future._settle(peer.id, msg.status, msg.detail)
-            self._pending = [f for f in self._pending if not f.done()]
+            self._pending = [f for f in self._pending if not f._complete()]
         peer.state = new_state
 
     @staticmethod
@@ -511,7 +530,7 @@ class Sender:
         for future in self._pending:
             if peer.id in future.workers:
                 future._settle(peer.id, status, why)
-        self._pending = [f for f in self._pending if not f.done()]
+        self._pending = [f for f in self._pending if not f._complete()]
 
 
 def _slot_devices(devices, n: int, source: torch.device) -> list[torch.device]:

@@ -1,0 +1,17 @@
+"""The binding's names the suite relies on, in one list (API-1..API-5)."""
+
+ERROR_NAMES = (
+    "SyncTimeoutError",
+    "ReceiverError",
+    "ReceiverDiedError",
+    "ProtocolError",
+    "ClosedError",
+    "WeightsMismatchError",
+    "WeightSyncError",
+)
+#: The errors about receivers, which carry .workers, .version and .details (API-4).
+RECEIVER_ERRORS = ("SyncTimeoutError", "ReceiverError", "ReceiverDiedError")
+REQUIRED_NAMES = ("Sender", "Receiver", *ERROR_NAMES, "CAPABILITIES")
+KNOWN_CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda"})
+#: The environment variable that carries --conformance-timescale to conformance.timing and the workers.
+TIMESCALE_ENV = "WEIGHTSYNC_CONFORMANCE_TIMESCALE"
