@@ -293,8 +293,9 @@ class _Server:
     def do_peek(self):
         return self.rx.version
 
-    def do_poll(self, timeout=0.0):
-        return self.rx.poll(timeout)
+    def do_poll(self, *timeout):
+        """poll(timeout), or poll() with the implementation's default when none is given."""
+        return self.rx.poll(*timeout)
 
     def do_state(self):
         return {"version": self.rx.version, "stopped": bool(self.rx.stopped)}

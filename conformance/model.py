@@ -66,6 +66,8 @@ class Peer:
     #: The receiver object's own lifecycle as its process sees it (SM-R):
     #: none | new | live | stopping (Stop sent, a pull receiver has not polled) | stopped | closed.
     local: str = "none"
+    #: An apply may have failed without the suite seeing its error ack: None is allowed too (ACK-6).
+    maybe_failed: bool = False
 
 
 class Model:
@@ -145,6 +147,8 @@ class Model:
             # Pull mode applies only inside poll() (CONS-3): nothing moves on its own.
             out = set()
         out.add(p.acked)
+        if p.maybe_failed:
+            out.add(None)
         return out
 
     def check_snapshot(self, i: int, version: int | None, described: dict | None) -> str | None:

@@ -24,8 +24,11 @@ DTYPES = (
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,5}(\.[a-z0-9_]{1,4})?", fullmatch=True)
 dtypes = st.sampled_from(DTYPES)
-#: 0-d, empty and small shapes (ROLE-3).
-shapes = st.lists(st.integers(0, 5), min_size=0, max_size=3).map(tuple)
+#: 0-d, empty and small shapes (ROLE-3), and sizes that fill whole 64-byte lines (16 or 64
+#: elements), so that arrays of one dtype can sit back to back in a slot (LAYOUT-1).
+shapes = st.lists(st.integers(0, 5) | st.sampled_from([16, 64]), min_size=0, max_size=3).filter(
+    lambda s: numel(s) <= 4096
+).map(tuple)
 
 Spec = list  # [(name, dtype, shape)]
 

@@ -1,5 +1,6 @@
 """Spec section 8, failures and bad input (SEND-2..SEND-6, ACK-6, BAD-*, CON-1)."""
 
+import threading
 import time
 
 import pytest
@@ -215,3 +216,27 @@ def test_timeout_names_only_the_silent_receivers(rigs, ws):
     rig.check()
     assert rig.poll(1) == 1
     rig.check()
+
+
+@pytest.mark.req("SEND-2", "SLOT-3")
+@pytest.mark.needs("pull")
+def test_one_deadline_covers_the_slot_wait_and_the_ack_wait(rigs, ws):
+    """send's timeout bounds the whole call (section 10.1): time spent waiting for a free slot
+    is not given back for the ack wait. Both slots are pinned by a held push receiver's
+    unanswered Receives; the hold ends shortly before the deadline, the send gets a slot
+    and then waits for a pull receiver that never polls."""
+    rig = rigs(basic(0), 2, modes=["push", "pull"], max_slots=2)
+    w0 = rig.workers[0]
+    w0.call("hold")
+    for k in (1, 2):
+        rig.send_async(basic(k), workers=[0])
+    timeout = 2 * SLACK
+    releaser = threading.Timer(timeout - SLACK / 3, lambda: w0.call("release"))
+    releaser.start()
+    try:
+        e = expect_error(ws, "SyncTimeoutError", rig.sender.send, basic(3), workers=[1], timeout=timeout,
+                         ids="SEND-2", what=f"send(timeout={timeout}) that first waits for a slot",
+                         naming=[1], limit=timeout + SLACK)
+    finally:
+        releaser.join(T)
+    assert e.version == 3, f"SEND-2 violated: the SyncTimeoutError carries version {e.version}, expected 3"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.processes  # real worker processes: .ci/run's second layer
+
 
 @pytest.mark.timeout(300)
 def test_client_written_outside_the_project():

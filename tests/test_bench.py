@@ -12,6 +12,8 @@ import pytest
 
 from weightsync import bench
 
+pytestmark = pytest.mark.processes  # real worker processes: .ci/run's second layer
+
 
 @pytest.mark.timeout(300)
 def test_bench_runs_tiny(tmp_path):

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.processes  # real worker processes: .ci/run's second layer
+
 ROOT = Path(__file__).resolve().parents[1]
 NO_TEST = "<!-- no-test -->"
 # The spec's sections 1-9 are language-neutral and hold fragments; its binding section holds programs.

@@ -21,6 +21,8 @@ import weightsync as ws
 from .conftest import MANIFEST, fd_count, thread_names
 from .workers import pattern, start_workers, stop_workers
 
+pytestmark = pytest.mark.processes  # real worker processes: .ci/run's second layer
+
 
 def attach(sender, workers, modes="push", timeout=30.0):
     """Hands each worker a handle, then runs both sides of the handshake."""

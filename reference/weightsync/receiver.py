@@ -236,6 +236,7 @@ class Receiver:
     def poll(self, timeout: float | None = 0.0) -> int | None:
         """Pull mode: apply the newest pending version and return it, or None if none came (CONS-3)."""
         self._check_open()
+        deadline = transport.Deadline(timeout)  # a negative timeout raises ValueError (section 10)
         if self.mode != "pull":
             raise ProtocolError("poll() is for mode='pull'; push mode applies in the background")
         if self._state is _S.NEW:
@@ -245,7 +246,7 @@ class Receiver:
         if self.stopped:
             return None
         try:
-            if not self._channel.poll(timeout):
+            if not self._channel.poll(deadline.left()):
                 return None
         except transport.ChannelClosed:
             self._state = step(RECEIVER_TABLE, self._state, "channel closed")
