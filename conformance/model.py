@@ -64,7 +64,7 @@ class Peer:
     #: learnt about an older one (its futures, acks, errors) may be applied to it.
     epoch: int = 0
     #: The receiver object's own lifecycle as its process sees it (SM-R):
-    #: none | new | live | stopping (Stop sent, a pull receiver has not polled) | stopped | closed.
+    #: none | new | live | stopped (after sender.close(), once it shows stopped) | closed.
     local: str = "none"
     #: An apply may have failed without the suite seeing its error ack: None is allowed too (ACK-6).
     maybe_failed: bool = False

@@ -684,8 +684,6 @@ class Protocol(RuleBasedStateMachine):
         expected = self.model.expected_observation(p.id)
         for name in ("stopped", "closed"):
             got = obs[name]
-            if p.mode == "pull" and name == "stopped" and p.local == "stopping":
-                continue
             assert got == ("value", expected[name]), (
                 f"{'LIFE-7' if name == 'stopped' else 'LIFE-6'} violated: receiver {p.id} ({p.local}) shows "
                 f"{name} = {got[1]}; expected {expected[name]}"
