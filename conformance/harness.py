@@ -21,6 +21,7 @@ import importlib
 import multiprocessing as mp
 import os
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -376,7 +377,7 @@ class _Server:
         """What this process wrote to its stdout and stderr since the last call (API-6)."""
         if _OUTPUT is None:
             return ""
-        for stream in (__import__("sys").stdout, __import__("sys").stderr):
+        for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except Exception:  # noqa: BLE001

@@ -36,7 +36,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from . import strategies as S
 from .harness import HarnessError, RemoteFailure, bounded, build_target, child_processes, new_threads, shm_state
 from .model import GONE, LIVE, UNCONNECTED, describe
-from .rig import EARLY, SHORT, SLACK, TIMED, T, Rig
+from .rig import EARLY, SHORT, SLACK, TIMED, T, Rig, spec_of
 
 N = 3
 #: close_sender becomes possible only after this many steps, so that examples do something first.
@@ -113,7 +113,7 @@ class Protocol(RuleBasedStateMachine):
         self.shm_before = shm_state()
         self.threads_before = {t.ident for t in threading.enumerate()}
         w0 = data.draw(S.weights_for(spec), label="initial weights")
-        source, self.source_tensors = build_target(torch, self.kind, [(n, str(d).removeprefix("torch."), s) for n, d, s in spec])
+        source, self.source_tensors = build_target(torch, self.kind, spec_of(w0))
         if self.kind == "mapping":
             source = dict(self.source_tensors)  # a plain dict holding the same tensors
         self._fill_source(w0)
