@@ -2,6 +2,7 @@
 
     pytest conformance [--impl=MODULE] [--conformance-profile=default|thorough|ci]
                        [--conformance-timescale=FACTOR] [--conformance-json=PATH]
+                       [--receiver-cmd="PROGRAM {url}"]
 
 The module named by --impl (default: weightsync) must expose the spec's Python
 binding (API-1..API-5). Nothing else of it is used.
@@ -55,6 +56,13 @@ def pytest_addoption(parser):
         help="multiply every timeout and bound of the suite by FACTOR (default 1, or $" + TIMESCALE_ENV + ")",
     )
     group.addoption("--conformance-json", default=None, metavar="PATH", help="write the requirement table as JSON")
+    group.addoption(
+        "--receiver-cmd",
+        default=None,
+        metavar="COMMAND",
+        help="test an outside receiver program instead of the binding's Receiver: COMMAND with {url} in it, "
+        "following the test-control contract of docs/conformance.md; only the receiver tests run",
+    )
 
 
 def _load_impl(name: str):
@@ -108,12 +116,21 @@ def ws(request):
 
 @pytest.fixture(scope="session")
 def pool(request):
-    """Receiver processes for the whole session, reused by every test (harness.Pool)."""
-    from .harness import Pool
+    """Receiver processes for the whole session, reused by every test (pool.Pool)."""
+    from .pool import Pool
 
     p = Pool(request.config.getoption("--impl"), POOL_SIZE)
     yield p
     p.close()
+
+
+@pytest.fixture
+def closing():
+    """Register a scripted peer (or anything with close()); each is closed at teardown."""
+    made = []
+    yield made.append
+    for p in made:
+        p.close()
 
 
 @pytest.fixture
@@ -135,7 +152,10 @@ def rigs(ws, pool):
 
 def pytest_collection_modifyitems(config, items):
     caps = impl(config).CAPABILITIES
+    outside = config.getoption("--receiver-cmd")
     for item in items:
+        if outside and item.module.__name__.rpartition(".")[2] not in ("test_receiver_wire", "test_traceability"):
+            item.add_marker(pytest.mark.skip(reason="--receiver-cmd: only the receiver tests run"))
         ids = []
         for mark in item.iter_markers("req"):
             ids.extend(mark.args)
@@ -220,9 +240,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not rows:
         return
     tr = terminalreporter
-    tr.section(f"weightsync conformance: {config.getoption('--impl')}")
-    caps = sorted(impl(config).CAPABILITIES)
-    tr.write_line(f"capabilities declared: {', '.join(caps) or '(none)'}")
+    outside = config.getoption("--receiver-cmd")
+    if outside:
+        # The subject is the receiver program; the suite's scripted sender plays the trainer.
+        tr.section(f"weightsync conformance: receiver program {outside!r}")
+        tr.write_line("trainer: the suite's scripted sender (conformance/peers.py)")
+    else:
+        tr.section(f"weightsync conformance: {config.getoption('--impl')}")
+        caps = sorted(impl(config).CAPABILITIES)
+        tr.write_line(f"capabilities declared: {', '.join(caps) or '(none)'}")
     sections: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for i, row in rows.items():
         sections[i.split("-")[0]][row["status"]] += 1

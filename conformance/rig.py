@@ -7,11 +7,13 @@ requirement it breaks ("ACK-3 violated: ...").
 
 from __future__ import annotations
 
+import os
 import time
 
-from .harness import HarnessError, RemoteFailure, bounded
+from .bounds import HarnessError, bounded
 from .model import LIVE, Model, describe
-from .timing import EARLY, SHORT, SLACK, TIMED, T
+from .pool import RemoteFailure
+from .timing import EARLY, REACTION, SHORT, SLACK, TIMED, T
 
 
 def spec_of(weights: dict) -> list:
@@ -33,9 +35,12 @@ class Rig:
         devices=None,
         connect=True,
         source=None,
+        listen=False,
     ):
         """`source` is the object the sender is built from (a module or TensorDict holding
-        `weights`); by default the mapping `weights` itself."""
+        `weights`); by default the mapping `weights` itself. With `listen`, the sender listens
+        on an abstract address and the workers join with `sender.url(i)` (RDV-*); with
+        listen="tcp", on 127.0.0.1 over TCP (NET-*)."""
         self.ws, self.pool, self.n = ws, pool, n
         self.weights = weights
         self.modes = list(modes or ["push"] * n)
@@ -50,6 +55,12 @@ class Rig:
         kwargs = {} if max_slots is None else {"max_slots": max_slots}
         if devices is not None:
             kwargs["devices"] = devices
+        self.listen = bool(listen)
+        if listen == "tcp":  # the network profile (NET-*)
+            kwargs["listen"] = "tcp://127.0.0.1:0"
+        elif self.listen:
+            Rig._count += 1
+            kwargs["listen"] = f"unix:@conformance-rig-{os.getpid()}-{Rig._count}"
         self.sender = ws.Sender(weights if source is None else source, n, **kwargs)
         self.model = Model(describe(weights), n)
         self.workers = pool.get(n)
@@ -58,8 +69,10 @@ class Rig:
 
     # ---- connecting -------------------------------------------------------------
 
+    _count = 0
+
     def open(self, i: int, handle=None) -> None:
-        h = self.sender.handle(i) if handle is None else handle
+        h = handle if handle is not None else self.sender.url(i) if self.listen else self.sender.handle(i)
         self.workers[i].call("open", h, self.modes[i], self.zero_copy[i], self.targets[i])
         self.model.peers[i].local = "new"
 
@@ -91,6 +104,8 @@ class Rig:
         if w.broken or not w.proc.is_alive():
             self.workers[i] = self.pool.replace(w)
         self.model.reset(i)
+        if self.listen:  # a new process joins with the same URL (RDV-5)
+            return self.connect([i], timeout)
         # The sender learns that i is gone from its end of channel (CON-1); give that a moment.
         deadline = time.monotonic() + SLACK
         while True:
@@ -166,7 +181,9 @@ class Rig:
 
     def teardown(self) -> None:
         try:
-            self.sender.close()
+            bounded(self.sender.close, limit=REACTION + SLACK, what="sender.close() in the rig's teardown")
+        except HarnessError as e:
+            raise AssertionError(f"LIFE-4 violated (API-7): {e}") from None
         except Exception:  # noqa: BLE001 - a test already reported what went wrong
             pass
         for w in self.workers:

@@ -150,3 +150,25 @@ def make_bad(spec: Spec, good: dict, kind: str, which: int = 0) -> dict:
 
 
 bad_kinds = st.sampled_from(BAD_KINDS)
+
+
+#: One array of every dtype of Table 12-2 that torch has, 0-d and empty arrays among them (WIRE-8).
+ALL_DTYPES_SPEC = [
+    ("b", torch.bool, (3, 5)),
+    ("i8", torch.int8, (7,)),
+    ("i16", torch.int16, (2, 3)),
+    ("i32", torch.int32, ()),
+    ("i64", torch.int64, (4, 1)),
+    ("u8", torch.uint8, (0, 3)),
+    ("f16", torch.float16, (3, 3)),
+    ("bf16", torch.bfloat16, (5,)),
+    ("f32", torch.float32, (2, 2, 2)),
+    ("f64", torch.float64, (3,)),
+    ("c64", torch.complex64, (2,)),
+    ("c128", torch.complex128, (1, 2)),
+]
+
+
+def raw_bytes(t: torch.Tensor) -> bytes:
+    """The array's elements in C order, as this host stores them: what a slot holds for it (WIRE-8)."""
+    return t.contiguous().view(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""

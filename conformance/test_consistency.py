@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from . import strategies as S
-from .harness import HarnessError, bounded, open_fds
+from .bounds import HarnessError, bounded
+from .probes import open_fds
 from .model import describe, digest
 from .rig import SHORT, SLACK, T, expect_error
 
@@ -173,7 +174,7 @@ def test_zero_copy_slot_is_not_rewritten_while_held(rigs):
     rig.check()
 
 
-@pytest.mark.req("ZC-3", "SLOT-4", "BAD-4")
+@pytest.mark.req("ZC-3", "SLOT-4", "BAD-4", "SEC-6")
 @pytest.mark.needs("zero_copy")
 def test_zero_copy_weights_cannot_be_written(rigs):
     rig = rigs(basic(0), 2, zero_copy=[True, False], targets=None)

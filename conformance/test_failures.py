@@ -9,8 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from . import strategies as S
+from .bounds import HarnessError, bounded
 from .model import describe
 from .rig import SHORT, SLACK, T, expect_error
+from .timing import REACTION
 
 pytestmark = pytest.mark.needs("push")
 
@@ -34,6 +36,30 @@ def test_error_in_apply_names_the_receiver(rigs, ws):
     rig.workers[1].call("fault", None)
     rig.check()
     rig.send(basic(2))
+    rig.check()
+
+
+@pytest.mark.req("SEND-7", "API-4", "SEND-3", "ACK-6")
+def test_one_error_names_every_receiver_at_fault_with_its_cause(rigs, ws):
+    """Receiver 0's apply fails, receiver 1 dies, receiver 2 is fine: one error names 0 and 1, each with why."""
+    rig = rigs(basic(0), 3)
+    rig.workers[0].call("fault", "raise")
+    rig.workers[1].call("fault", ("slow", 5.0))  # killed mid-apply, before it can ack
+    f = rig.send_async(basic(1))
+    rig.workers[1].kill()
+    e = expect_error(ws, "ReceiverError", f.wait, T, ids="SEND-7", what="wait() on a send where one receiver "
+                     "errs and one dies", naming=[0, 1])
+    assert isinstance(e, ws.ReceiverDiedError), (
+        f"SEND-7 violated: the error is a {type(e).__name__}; receiver 1 died, so it must also be a ReceiverDiedError"
+    )
+    assert getattr(e, "causes", None) == {0: "error", 1: "died"}, f"SEND-7 violated: causes {getattr(e, 'causes', None)}"
+    assert e.details.get(0) and e.details.get(1), f"SEND-7 violated: details {e.details}"
+    assert e.version == 1
+    rig.model.failed_apply(0, 1)
+    rig.model.gone(1)
+    rig.workers[0].call("fault", None)
+    rig.model.acked(2, 1)
+    rig.send(basic(2), workers=[0, 2])
     rig.check()
 
 
@@ -240,3 +266,49 @@ def test_one_deadline_covers_the_slot_wait_and_the_ack_wait(rigs, ws):
     finally:
         releaser.join(T)
     assert e.version == 3, f"SEND-2 violated: the SyncTimeoutError carries version {e.version}, expected 3"
+
+
+@pytest.mark.req("API-9", "SEC-5", "SLOT-3", "LIFE-2", "SM-R-3")
+def test_drop_frees_the_slots_a_silent_receiver_pins(rigs, ws):
+    """Receiver 0 takes Receives and never answers (a reading() block that does not end): once it
+    pins every slot, sends to receiver 1 time out naming it (SLOT-3); drop(0) cuts it off, its
+    pending version fails for it as a death, and sends to receiver 1 proceed (SEC-5)."""
+    rig = rigs(basic(0), 2, max_slots=2)
+    w0 = rig.workers[0]
+    w0.call("hold")
+    f1 = rig.send_async(basic(1))  # 0 holds; its Receive pins version 1's slot
+    rig.send(basic(2), workers=[1])  # takes the other slot
+    e = expect_error(ws, "SyncTimeoutError", rig.sender.send, basic(3), workers=[1], timeout=SHORT, ids="SLOT-3",
+                     what="send to receiver 1 while receiver 0 pins a slot", naming=[0], limit=SHORT + SLACK)
+    assert e.version is None and rig.sender.version == 2, "SLOT-3 violated: a send without a free slot published"
+    t0 = time.monotonic()
+    try:
+        bounded(rig.sender.drop, 0, timeout=T, limit=T + SLACK, what="sender.drop(0)")
+    except HarnessError as err:
+        raise AssertionError(f"API-9 violated (API-7): {err}") from None
+    assert time.monotonic() - t0 <= SLACK, f"API-9 violated: drop() took {time.monotonic() - t0:.1f} s"
+    e = expect_error(ws, "ReceiverDiedError", f1.wait, T, ids="API-9", what="wait() on a version pending on a "
+                     "dropped receiver", naming=[0], limit=SLACK)
+    assert e.causes == {0: "died"} and "drop" in e.details[0], (
+        f"API-9 violated: a dropped receiver's pending version fails with causes {e.causes}, details {e.details}"
+    )
+    rig.model.gone(0)
+    rig.model.acked(1, 1)
+    try:
+        rig.send(basic(3), workers=[1])
+    except AssertionError as err:
+        raise AssertionError(f"API-9, SEC-5 violated: after drop(0), a send to receiver 1 failed: {err}") from None
+    rig.check([1])
+    w0.call("release")
+    deadline = time.monotonic() + REACTION
+    while not w0.call("state")["stopped"]:
+        assert time.monotonic() < deadline, f"API-9, SM-R-3 violated: a dropped receiver still runs after {REACTION} s"
+        time.sleep(0.05)
+    for _ in range(2):  # dropping a receiver that is gone, again and again, changes nothing
+        bounded(rig.sender.drop, 0, timeout=T, limit=T + SLACK, what="sender.drop(0) of a gone receiver")
+    rig.check([1])
+    rig.restart(0)  # its handle or URL brings it back, at the latest version (LIFE-2)
+    rig.send(basic(4))
+    rig.check()
+    with pytest.raises(ValueError):
+        rig.sender.drop(2)

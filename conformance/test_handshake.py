@@ -13,9 +13,9 @@ import threading
 import pytest
 import torch
 
-from . import harness
+from . import server
 from . import strategies as S
-from .harness import HarnessError, bounded
+from .bounds import HarnessError, bounded
 from .model import describe
 from .rig import SLACK, T, expect_error, expect_remote_error, spec_of
 
@@ -116,7 +116,7 @@ def test_a_failed_apply_at_connect_is_answered(ws):
 @pytest.mark.req("INIT-6", "INIT-5")
 def test_a_failed_apply_at_connect_is_answered_across_processes(rigs, ws):
     """As above, with the receiver in a worker process and a second receiver that stays silent."""
-    if not hasattr(harness._Server, "do_unwritable"):
+    if not hasattr(server.Server, "do_unwritable"):
         pytest.skip(
             "needs the harness worker command 'unwritable': replace the open target's first tensor by one of "
             "the same dtype, shape and device whose in-place writes raise (made under torch.inference_mode())"

@@ -9,8 +9,9 @@ import time
 import pytest
 
 from . import strategies as S
-from .harness import bounded, new_threads, open_fds, shm_state
+from .bounds import bounded
 from .model import describe, digest
+from .probes import new_threads, open_fds, shm_state
 from .rig import SHORT, SLACK, T, Rig, expect_error, expect_remote_error, spec_of
 
 pytestmark = pytest.mark.needs("push")

@@ -34,9 +34,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
 
 from . import strategies as S
-from .harness import HarnessError, RemoteFailure, bounded, build_target, child_processes, new_threads, shm_state
+from .bounds import HarnessError, bounded
 from .model import GONE, LIVE, UNCONNECTED, describe
+from .pool import RemoteFailure
+from .probes import child_processes, new_threads, shm_segments
 from .rig import EARLY, SHORT, SLACK, TIMED, T, Rig, spec_of
+from .targets import build_target
 
 N = 3
 #: close_sender becomes possible only after this many steps, so that examples do something first.
@@ -76,6 +79,10 @@ def nestable(spec) -> bool:
     return True
 
 
+#: The class an error must be an instance of for each cause it names (SEND-7).
+CAUSE_CLASS = {"error": "ReceiverError", "violation": "ReceiverError", "died": "ReceiverDiedError",
+               "timeout": "SyncTimeoutError"}
+
 class Protocol(RuleBasedStateMachine):
     ws = None
     pool = None
@@ -88,6 +95,7 @@ class Protocol(RuleBasedStateMachine):
         self.futures: list[Pending] = []
         self.readers: set[int] = set()
         self.kills = 0
+        self.drops = 0
         self.steps = 0
         self.closed = False
         self.probed = False
@@ -110,7 +118,7 @@ class Protocol(RuleBasedStateMachine):
             zero_copy.append(zc)
             options = [None, *(["module"] if "module" in kinds else [])] if zc else [None, *kinds]
             targets.append(data.draw(st.sampled_from(options), label=f"target {i}"))
-        self.shm_before = shm_state()
+        self.shm_before = shm_segments()
         self.threads_before = {t.ident for t in threading.enumerate()}
         w0 = data.draw(S.weights_for(spec), label="initial weights")
         source, self.source_tensors = build_target(torch, self.kind, spec_of(w0))
@@ -175,7 +183,7 @@ class Protocol(RuleBasedStateMachine):
 
     def _check_fields(self, e, cls: str, ids: str, what: str, *, workers_within=None, workers_include=(),
                       version="any"):
-        """`e` is a ws.<cls> whose .workers, .version and .details are what the spec says (API-4, 8.3)."""
+        """`e` is a ws.<cls> whose .workers, .version, .details and .causes are what the spec says (API-4, 8.4)."""
         assert self._is(e, cls), f"{ids} violated: {what} raised {type(e).__name__}: {e}; expected {cls}"
         got = list(getattr(e, "workers", None) or [])
         assert got == sorted(set(got)) and got, f"API-4 violated: {what}: {cls}.workers is {got!r} (sorted ids)"
@@ -196,10 +204,18 @@ class Protocol(RuleBasedStateMachine):
             assert set(details) == set(got) and all(isinstance(v, str) and v for v in details.values()), (
                 f"ACK-6 violated: {what}: ReceiverError.details {details!r} must give each named receiver's reason"
             )
+        causes = getattr(e, "causes", None)
+        assert isinstance(causes, dict) and set(causes) == set(got) and set(causes.values()) <= set(CAUSE_CLASS), (
+            f"SEND-7 violated: {what}: {cls}.causes {causes!r} must give each named receiver's cause"
+        )
+        for kind in set(causes.values()):
+            assert self._is(e, CAUSE_CLASS[kind]), (
+                f"SEND-7 violated: {what}: a receiver failed with cause {kind!r}, but the error is not a {CAUSE_CLASS[kind]}"
+            )
         return got
 
     def _expect_refusal(self, fn, targets, what):
-        """A send to targets that are not live: refused before publishing (SEND-4, VER-2, 8.3)."""
+        """A send to targets that are not live: refused before publishing (SEND-4, VER-2, 8.4)."""
         bad = self.model.unusable(targets)
         before = self.sender.version
         _, e, _ = self._timed(fn, what=what, within=T)
@@ -298,8 +314,15 @@ class Protocol(RuleBasedStateMachine):
         )
         v_pub = self.model.publish(describe(w), targets)
         if failing:
-            self._check_fields(error, "ReceiverError", "ACK-6", f"send to receivers {sorted(failing)} whose apply fails",
-                               workers_within=failing, version=v_pub)
+            # Silent receivers may be named too, as timed out, once the timeout has passed (SEND-7).
+            named = self._check_fields(error, "ReceiverError", "ACK-6",
+                                       f"send to receivers {sorted(failing)} whose apply fails",
+                                       workers_within=failing | silent, version=v_pub)
+            late = sorted(i for i in named if i not in failing)
+            assert not late or (elapsed >= timeout - EARLY and all(error.causes[i] == "timeout" for i in late)), (
+                f"SEND-7 violated: send(timeout={timeout}) named silent receivers {late} after {elapsed:.2f} s "
+                f"with causes {error.causes}"
+            )
             for i in failing:
                 self.model.failed_apply(i, v_pub)
         elif silent:
@@ -399,7 +422,8 @@ class Protocol(RuleBasedStateMachine):
     def poll(self, data, timeout):
         """Pull mode applies only in poll() and returns the newest pending version or None,
         waiting up to its timeout (default 0) when nothing is pending; a negative timeout
-        raises ValueError (CONS-3, ACK-2, API-3)."""
+        raises ValueError (CONS-3, ACK-2, API-3). Reader threads of its own may hold the
+        version back past the timeout: then None, and it stays pending (API-7)."""
         i = data.draw(st.sampled_from(self._ids(lambda p: p.state == LIVE and p.mode == "pull")), label="receiver")
         pending = set(self.model.peers[i].pending)
         w = self.rig.workers[i]
@@ -420,6 +444,8 @@ class Protocol(RuleBasedStateMachine):
         if not pending:
             assert v is None, f"CONS-3 violated: poll() applied version {v} with nothing pending"
             assert elapsed >= timeout - EARLY, f"API-3 violated: poll({timeout}) returned None after {elapsed:.2f} s"
+        elif v is None and i in self.readers:
+            assert elapsed >= timeout - EARLY, f"API-7 violated: poll({timeout}) gave up after {elapsed:.2f} s"
         else:
             assert v == max(pending), f"ACK-2 violated: poll() gave {v}; the newest pending is {max(pending)}"
             self._answered(i, v, read=False)
@@ -491,6 +517,30 @@ class Protocol(RuleBasedStateMachine):
         self.rig.workers[i].kill()
         self.model.gone(i)
         self.model.peers[i].local = "none"
+
+    @precondition(lambda self: not self.closed and self.drops < 1)
+    @rule(data=st.data())
+    def drop(self, data):
+        """sender.drop(i) (API-9): a live receiver is cut off as if it had died, at once; any other is
+        left as it is. The dropped receiver's process is then killed: what it holds is no longer
+        covered (its own stop is checked by test_failures)."""
+        i = data.draw(st.integers(0, N - 1), label="receiver")
+        live = self.model.peers[i].state == LIVE
+        self.drops += 1
+        t0 = time.monotonic()
+        try:
+            bounded(self.rig.sender.drop, i, timeout=T, limit=T + SLACK, what=f"sender.drop({i})")
+        except HarnessError as e:
+            raise AssertionError(f"API-9 violated (API-7): {e}") from None
+        except Exception as e:
+            raise AssertionError(f"API-9 violated: drop({i}) of a {self.model.peers[i].state} receiver raised "
+                                 f"{type(e).__name__}: {e}") from None
+        note(f"drop({i}) of a {'live' if live else self.model.peers[i].state} receiver: {time.monotonic() - t0:.3f} s")
+        if live:
+            self._forget(i)
+            self.model.gone(i)
+            self.model.peers[i].local = "none"
+            self.rig.workers[i].kill()
 
     @precondition(lambda self: bool(self._live()))
     @rule(data=st.data())
@@ -618,7 +668,8 @@ class Protocol(RuleBasedStateMachine):
         assert s.version == self.model.version, f"LIFE-6 violated: version of a closed sender is {s.version}"
         assert s.closed is True, "LIFE-6 violated: sender.closed is not True after close()"
         for what, fn in (("send", lambda: s.send(timeout=SHORT)), ("send_async", lambda: s.send_async(timeout=SHORT)),
-                         ("handle", lambda: s.handle(0)), ("connect", lambda: s.connect(SHORT))):
+                         ("handle", lambda: s.handle(0)), ("connect", lambda: s.connect(SHORT)),
+                         ("drop", lambda: s.drop(0, timeout=SHORT))):
             _, e, _ = self._timed(fn, what=f"{what} on a closed sender", within=SHORT)
             assert self._is(e, "ClosedError"), (
                 f"LIFE-6 violated: {what} on a closed sender gave {type(e).__name__ if e else 'no error'}: {e}"
@@ -720,8 +771,8 @@ class Protocol(RuleBasedStateMachine):
             self.rig.teardown()
         if not self.closed or failing:
             return
-        after = shm_state()
-        assert after == self.shm_before, f"LIFE-4 violated: shared segments left after close(): {self.shm_before} -> {after}"
+        left = shm_segments() - self.shm_before
+        assert not left, f"LIFE-4 violated: shared segments left after close(): {sorted(left)}"
         threads = new_threads(self.threads_before)
         assert not threads, f"LIFE-4 violated: threads left in the sender process after close(): {threads}"
         procs = {p: c for p, c in child_processes().items() if p not in self.pool.pids() and "resource_tracker" not in c}
@@ -732,7 +783,7 @@ class Protocol(RuleBasedStateMachine):
     "ACK-1", "ACK-2", "ACK-3", "ACK-6", "ACK-7", "VER-1", "VER-2", "VER-4", "SEND-1", "SEND-2", "SEND-3", "SEND-4",
     "SEND-5", "SEND-6", "CONS-1", "CONS-2", "CONS-3", "CONS-5", "BAD-1", "BAD-2", "BAD-3", "BAD-4", "LIFE-1",
     "LIFE-2", "LIFE-3", "LIFE-4", "LIFE-5", "LIFE-6", "LIFE-7", "SM-R-3", "CON-1", "SLOT-3", "API-2", "API-3",
-    "API-4", "API-6",
+    "API-4", "API-6", "SEND-7", "API-9",
 )
 @pytest.mark.timeout(900)
 def test_protocol_state_machine(ws, pool, capfd):

@@ -24,6 +24,9 @@ TIMED = 0.5 * SCALE
 SLACK = 3.0 * SCALE
 #: How much earlier than its timeout a call that timed out may raise (clock granularity only).
 EARLY = 0.05
+#: The spec's reaction bound (README, "Time bounds"): how soon an implementation notices an event
+#: no call waits on (a peer gone or silent, a close from another thread).
+REACTION = 10.0 * SCALE
 #: Bound on any wait for a worker process's answer.
 BOUND = 15.0 * SCALE
 #: Bound on a worker's start (it imports torch and the implementation).

@@ -125,8 +125,9 @@ def main() -> int:
     t.start()
     t.join(30)
     err = result.get("error")
-    check(isinstance(err, ws.ReceiverDiedError) and err.workers == [1],
-          f"SIGKILLed worker named within {time.monotonic() - t0:.2f} s: {err!r}")
+    # Worker 3 failed its handshake and is a target too: the one error names both, each with its cause (SEND-7).
+    check(isinstance(err, ws.ReceiverDiedError) and err.workers == [1, 3] and err.causes[1] == "died"
+          and err.causes[3] == "error", f"SIGKILLed worker named within {time.monotonic() - t0:.2f} s: {err!r}")
     live.remove(1)
     if err.version is not None:  # the others got it; else nothing was published (SEND-4)
         for i in live:

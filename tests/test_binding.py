@@ -186,6 +186,22 @@ def test_pull_applies_only_in_poll_and_takes_the_newest(local, weights):
     assert r.poll() is None
 
 
+def test_pull_poll_takes_the_newest_when_versions_bring_new_slots(local, weights):
+    """ACK-2: a frame that carries slot handles ends a socket read; the frames queued behind it still count.
+
+    A zero-copy pull receiver keeps its slots, so versions 2 and 3 each bring a new slot's handle.
+    """
+    sender, (r,) = local(weights, n=1, modes="pull", zero_copy=True, max_slots=8)
+    with pytest.raises(ws.SyncTimeoutError):
+        sender.send(pattern(MANIFEST, 1), timeout=0.2)
+    futures = [sender.send_async(pattern(MANIFEST, 2), workers=[0]), sender.send_async(pattern(MANIFEST, 3))]
+    time.sleep(0.05)
+    assert r.poll(timeout=5) == 3, "ACK-2 violated: poll() applied an older pending version"
+    for f in futures:
+        assert f.wait(timeout=5) == f.version
+    assert_holds(r, pattern(MANIFEST, 3), 3)
+
+
 def test_wait_can_be_called_again_after_timeout(local, weights):
     """SEND-2, SEND-5, VER-4: a late ack completes the wait, and is not taken for the next one."""
     sender, (r,) = local(weights, n=1, modes="pull")
@@ -601,3 +617,34 @@ def test_pull_poll_waits_for_readers_in_other_threads(local, weights):
     t.join(5)
     assert torch.equal(seen[0], seen[1]), "CONS-1 violated: the reader saw two versions"
     assert fut.wait(timeout=5) == 1
+
+
+@pytest.mark.parametrize("with_module", [False, True])
+def test_a_closed_zero_copy_receiver_keeps_its_version_when_the_slot_is_reused(with_module):
+    """LIFE-5, ZC-3, SLOT-2: once the sender sees a zero-copy receiver gone it reuses that
+    receiver's slot; the closed receiver's weights (and its module) must still show its version."""
+    from torch import nn
+
+    sender = ws.Sender({"w": torch.zeros(64)}, 2)
+    mod = None
+    if with_module:
+        mod = nn.Module()
+        mod.register_buffer("w", torch.zeros(64))
+    closing = ws.Receiver(sender.handle(0), mod, zero_copy=True, mode="pull")
+    other = ws.Receiver(sender.handle(1), mode="pull")
+    try:
+        connect_all(sender, [closing, other])
+        fut = sender.send_async({"w": torch.full((64,), 1.0)})
+        assert closing.poll(timeout=5) == 1 and other.poll(timeout=5) == 1
+        fut.wait(timeout=5)
+        closing.close()
+        for v in range(2, 8):  # enough versions to cycle through every slot
+            fut = sender.send_async({"w": torch.full((64,), float(v))}, workers=[1])
+            assert other.poll(timeout=5) == v
+            fut.wait(timeout=5)
+        held = closing.weights["w"] if mod is None else mod.w
+        assert closing.version == 1
+        assert torch.equal(held, torch.full((64,), 1.0)), f"the closed receiver shows {held[:4].tolist()}, not version 1"
+    finally:
+        for obj in (closing, other, sender):
+            obj.close()

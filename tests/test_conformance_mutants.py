@@ -1,91 +1,183 @@
 """The conformance suite, judged: it passes the reference and fails every mutant, naming what it broke.
 
-Each mutant in tests/mutants/ breaks one requirement (its `VIOLATES`). The
-suite runs in a subprocess, exactly as a user runs it, and its closing line
-"requirements violated: ..." must name that requirement. A mutant that
-survives is a gap in the suite: strengthen the suite, never drop the mutant.
+Each mutant in tests/mutants/ breaks one requirement (its `VIOLATES`: one ID, or a
+tuple of IDs when one bug honestly breaks several) by overriding one small seam of
+the reference. The suite runs in a subprocess, exactly as a user runs it, and its
+closing line "requirements violated: ..." must name at least one of those IDs. A
+mutant that survives is a gap in the suite: strengthen the suite, never drop the mutant.
+
+To stay fast, a mutant run stops at the first failing test (`-x`), and the test the
+mutant names in `KILLED_BY` runs first (tests/mutants/_first.py). Only the order
+changes: if that test does not kill the mutant, the rest of the suite still runs,
+and whatever then fails first is what the closing line names. A suite run that
+takes longer than MUTANT_TIMEOUT is a hang, itself a finding: the failure names
+the test that was running and, where py-spy is installed, where it waited.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS_DIR = Path(__file__).resolve().parent / "mutants"
 MUTANTS = sorted(p.stem for p in MUTANTS_DIR.glob("*.py") if not p.stem.startswith("_"))
-VIOLATED_LINE = re.compile(r"^requirements violated: (.*)$", re.M)
+VIOLATED_LINE = re.compile(r"^requirements violated: (.*)$", re.MULTILINE)
+SPEC_ID = re.compile(r"\*\*([A-Z]+(?:-[A-Z])?-\d+)\*\*")
 #: The default profile of the whole suite, with room for a loaded machine.
 SUITE_TIMEOUT = 900
+#: One mutant's run: its killing test, or at worst most of the suite, on a loaded two-core machine.
+MUTANT_TIMEOUT = 300
 
 
-def violates(name: str) -> str:
-    m = re.search(r'^VIOLATES = "([^"]+)"', (MUTANTS_DIR / f"{name}.py").read_text(), re.M)
-    assert m, f"tests/mutants/{name}.py has no VIOLATES = \"ID\""
-    return m.group(1)
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    doc: str
+    violates: tuple[str, ...]
+    killed_by: tuple[str, ...]
 
 
-def run_suite(impl: str, *extra: str) -> tuple[int, str, list[str]]:
-    """The suite in a subprocess, as a user runs it; returns (exit code, output, IDs it names violated)."""
+def declared(name: str) -> Mutant:
+    """A mutant's docstring, VIOLATES and KILLED_BY, read from its source without importing it."""
+    tree = ast.parse((MUTANTS_DIR / f"{name}.py").read_text())
+    values = {}
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, ast.Name) and target.id in ("VIOLATES", "KILLED_BY"):
+            values[target.id] = ast.literal_eval(node.value)
+    return Mutant(name, ast.get_docstring(tree) or "", _ids(values.get("VIOLATES", ())),
+                  _ids(values.get("KILLED_BY", ())))
+
+
+def _ids(value) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def spec_ids() -> set[str]:
+    return {m for p in (ROOT / "spec").glob("*.md") for m in SPEC_ID.findall(p.read_text())}
+
+
+def run_suite(impl: str, *extra: str, timeout: float = SUITE_TIMEOUT) -> tuple[int | None, str, list[str], float]:
+    """The suite in a subprocess, as a user runs it: (exit code, output, IDs it names violated, seconds).
+
+    The exit code is None when the run outlived `timeout`; it is then killed, with the
+    worker processes it started (its own process group), and the output says where it hung.
+    """
     env = dict(os.environ)
     # Spawned receiver processes import the mutant by name too.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance", f"--impl={impl}", "-q", "-p", "no:cacheprovider",
-         "--conformance-profile=ci", *extra],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SUITE_TIMEOUT,
-    )
-    out = proc.stdout + proc.stderr
+    cmd = [sys.executable, "-m", "pytest", "conformance", f"--impl={impl}", "-p", "no:cacheprovider",
+           "--conformance-profile=ci", *extra]
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        rc: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        where = _where_it_waits(proc.pid)
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        out += f"\n---- killed after {timeout:.0f} s; {_running_test(out)}\n{where}"
+        rc = None
+    elapsed = time.monotonic() - t0
     m = VIOLATED_LINE.search(out)
     named = [] if m is None or m.group(1) == "none" else m.group(1).split(", ")
-    return proc.returncode, out, named
+    return rc, out, named, elapsed
+
+
+def _running_test(out: str) -> str:
+    """Where the run was when it was killed, from -v output: a test's call, or the teardown after one."""
+    lines = [line for line in out.splitlines() if line.startswith("conformance/") and "::" in line]
+    if not lines:
+        return "no test had started (collection, or the session's setup)"
+    done = re.search(r" (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)\b", lines[-1])
+    if done:
+        return f"it hung after {lines[-1][:done.start()]} {done.group(1)}: in its teardown, or the session's"
+    return f"it hung in {lines[-1].strip()}"
+
+
+def _where_it_waits(pid: int) -> str:
+    """py-spy's stacks of the suite's process, when py-spy is at hand."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if not Path(spy).exists():
+        return "(no py-spy here to show where it waited)"
+    try:
+        return subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30,
+                              check=False).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"(py-spy failed: {e})"
 
 
 def test_every_mutant_declares_its_requirement():
     assert len(MUTANTS) >= 10
+    known = spec_ids()
     for name in MUTANTS:
-        rid = violates(name)
-        doc = (MUTANTS_DIR / f"{name}.py").read_text().split('"""')[1]
-        assert rid in doc, f"tests/mutants/{name}.py: the docstring does not name {rid}"
+        m = declared(name)
+        assert m.violates, f'tests/mutants/{name}.py has no VIOLATES = "ID" (or a tuple of IDs)'
+        for rid in m.violates:
+            assert rid in known, f"tests/mutants/{name}.py: VIOLATES names {rid}, which spec/ does not define"
+            assert rid in m.doc, f"tests/mutants/{name}.py: the docstring does not name {rid}"
+        assert m.killed_by, f"tests/mutants/{name}.py has no KILLED_BY = (conformance test node ids)"
+        for node in m.killed_by:
+            path, _, test = node.partition("::")
+            func = test.partition("[")[0]
+            assert (ROOT / path).is_file() and f"def {func}(" in (ROOT / path).read_text(), (
+                f"tests/mutants/{name}.py: KILLED_BY names {node}, which does not exist"
+            )
+
+
+def test_every_mutant_is_listed_in_the_docs():
+    """docs/conformance.md tells users which bugs the suite is known to catch: every shipped mutant."""
+    page = (ROOT / "docs" / "conformance.md").read_text()
+    missing = [name for name in MUTANTS if f"`{name}`" not in page]
+    assert not missing, f"docs/conformance.md does not list these mutants: {missing}"
 
 
 @pytest.mark.timeout(SUITE_TIMEOUT + 60)
 def test_suite_passes_the_reference():
-    rc, out, named = run_suite("weightsync")
+    rc, out, named, _ = run_suite("weightsync", "-q")
     assert rc == 0, f"the conformance suite fails the reference (exit {rc}):\n{out[-6000:]}"
     assert not named
 
 
 @pytest.mark.slow  # the slow layer: .ci/run runs it after the README's command, over two processes
-@pytest.mark.timeout(SUITE_TIMEOUT + 60)
+@pytest.mark.timeout(MUTANT_TIMEOUT + 60)
 @pytest.mark.parametrize("name", MUTANTS)
 def test_suite_kills_mutant(name):
-    rid = violates(name)
-    rc, out, named = run_suite(f"tests.mutants.{name}")
-    assert rc == 1, f"mutant {name} ({rid}) survived or broke the run (exit {rc}):\n{out[-6000:]}"
+    m = declared(name)
+    first = [f"--run-first={node}" for node in m.killed_by]
+    rc, out, named, elapsed = run_suite(f"tests.mutants.{name}", "-x", "-v", "-p", "tests.mutants._first", *first,
+                                        timeout=MUTANT_TIMEOUT)
+    what = f"mutant {name} ({', '.join(m.violates)})"
+    assert rc is not None, f"{what}: the suite hung (a finding: a call or a teardown that does not end):\n{out[-8000:]}"
+    assert rc == 1, f"{what} survived or broke the run (exit {rc}, {elapsed:.0f} s):\n{out[-8000:]}"
     # A mutant that no longer fits the reference's internals fails for the wrong reason.
-    assert "AttributeError" not in out and "NameError" not in out, f"mutant {name} is out of date:\n{out[-6000:]}"
-    assert rid in named, f"mutant {name} breaks {rid}, but the suite names {named or 'nothing'}:\n{out[-6000:]}"
+    assert "AttributeError" not in out and "NameError" not in out, f"{what} is out of date:\n{out[-8000:]}"
+    assert set(named) & set(m.violates), (
+        f"{what}: the suite names {named or 'nothing'} ({elapsed:.0f} s):\n{out[-8000:]}"
+    )
 
 
 def test_unknown_impl_fails_at_once():
-    code, out, _ = run_suite("no_such_module_xyz")
+    code, out, _, _ = run_suite("no_such_module_xyz", "-q")
     assert code == 4, out[-2000:]
     assert "--impl=no_such_module_xyz: cannot import it" in out
     assert "Traceback" not in out
 
 
 def test_module_missing_a_name_fails_at_once():
-    code, out, _ = run_suite("json")
+    code, out, _, _ = run_suite("json", "-q")
     assert code == 4, out[-2000:]
     assert "does not expose the weightsync binding: missing Sender" in out

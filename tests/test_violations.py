@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from multiprocessing import connection
 
 import pytest
 import torch
 
 import weightsync as ws
-from weightsync import transport
-from weightsync.protocol import Ack, Init, Ready, Receive, SlotInfo, Stop
+from weightsync import shm, transport, wire
+from weightsync.messages import Ack, Init, Ready, Receive, SlotInfo, Stop
 
 WEIGHTS = {"w": torch.arange(6.0)}
 
@@ -21,25 +19,23 @@ class FakeReceiver:
     """Speaks the receiver's side by hand, so a test can make it misbehave."""
 
     def __init__(self, handle):
-        self.ch = transport.Channel(connection.Connection(os.dup(handle.conn.fileno())))
+        self.ch = transport.Channel(handle.conn.dup(), allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER,
+                                    takes_handles=True)
         handle.conn.close()
 
+    def recv(self, kind):
+        msg, fds = self.ch.recv(transport.Deadline(5))
+        transport.Channel._close_fds(fds)
+        assert isinstance(msg, kind), msg
+        return msg
+
     def handshake(self, version_delta=0):
-        assert self.ch.poll(5)
-        init = self.ch.recv()
-        assert isinstance(init, Init)
-        for fd in self.ch.recv_fds(len(init.slots)):
-            os.close(fd)
+        init = self.recv(Init)
         self.ch.send(Ready(init.receiver, init.version + version_delta, "ok"))
         return init
 
     def next_receive(self):
-        assert self.ch.poll(5)
-        msg = self.ch.recv()
-        assert isinstance(msg, Receive)
-        for fd in self.ch.recv_fds(len(msg.new_slots)):
-            os.close(fd)
-        return msg
+        return self.recv(Receive)
 
 
 def _connect(sender, fake, **kw):
@@ -72,6 +68,7 @@ def test_a_receiver_that_breaks_the_protocol_is_failed_and_named(bad):
         with pytest.raises(ws.ReceiverError) as info:
             fut.wait(timeout=5)
         assert info.value.workers == [0] and "protocol violation" in info.value.details[0]
+        assert info.value.causes == {0: "violation"}
         with pytest.raises(ws.ReceiverError):
             sender.send(timeout=5)
         assert sender.send(workers=[1], timeout=5) == 2
@@ -97,20 +94,20 @@ class FakeSender:
     """Speaks the sender's side by hand over a real slot."""
 
     def __init__(self):
-        self.ch, theirs = transport.pipe()
+        ours, theirs = transport.socket_pair()
+        self.ch = transport.Channel(ours, allowed=wire.FROM_RECEIVER, max_in=wire.MAX_TO_SENDER)
         self.handle = ws.Handle(0, theirs)
-        self.buffer = transport.SharedBuffer(64)
+        self.buffer = shm.SealedBuffer(64)
         self.buffer.tensor[:24].view(torch.float32).copy_(torch.arange(6.0))
         from weightsync.layout import make_manifest
 
         self.manifest = make_manifest(WEIGHTS)
 
-    def init(self, version=0):
-        self.ch.send(Init("1.0", 0, self.manifest, (SlotInfo(0, "cpu", 64),), version, 0), (self.buffer.fd,))
+    def init(self, version=0, protocol="1.1"):
+        self.ch.send(Init(protocol, 0, self.manifest, (SlotInfo(0, "cpu", 64),), version, 0), (self.buffer.handle,))
 
     def expect(self, kind):
-        assert self.ch.poll(5)
-        msg = self.ch.recv()
+        msg, _ = self.ch.recv(transport.Deadline(5))
         assert isinstance(msg, kind), msg
         return msg
 
@@ -125,17 +122,16 @@ def test_a_sender_that_repeats_a_version_stops_the_receiver(mode):
     fake.expect(Ready)
     fake.ch.send(Receive(4, 0))
     if mode == "pull":
-        with pytest.raises(ws.ProtocolError, match="VER-3"):
+        with pytest.raises(ws.RemoteProtocolError, match="VER-3"):
             r.poll(timeout=5)
     else:
         deadline = time.monotonic() + 5
         while r.failure is None and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert isinstance(r.failure, ws.ProtocolError)
+        assert isinstance(r.failure, ws.RemoteProtocolError) and r.failure.requirement == "VER-3"
     assert r.stopped
-    assert fake.ch.poll(5)
     with pytest.raises(transport.ChannelClosed):
-        fake.ch.recv()  # the receiver cut the channel
+        fake.ch.recv(transport.Deadline(5))  # the receiver cut the channel
     r.close()
     fake.ch.close()
     fake.buffer.close()
@@ -145,8 +141,8 @@ def test_receiver_refuses_another_protocol_major():
     """INIT-2."""
     fake = FakeSender()
     r = ws.Receiver(fake.handle)
-    fake.ch.send(Init("2.0", 0, fake.manifest, (SlotInfo(0, "cpu", 64),), 0, 0), (fake.buffer.fd,))
-    with pytest.raises(ws.ProtocolError, match="INIT-2"):
+    fake.init(protocol="2.0")
+    with pytest.raises(ws.RemoteProtocolError, match="INIT-2"):
         r.connect(timeout=5)
     ready = fake.expect(Ready)
     assert ready.status == "error" and "INIT-2" in ready.detail

@@ -8,21 +8,27 @@ import logging
 
 from .errors import (
     ClosedError,
+    LocalProtocolError,
     ProtocolError,
     ReceiverDiedError,
     ReceiverError,
+    RefusedError,
+    RemoteProtocolError,
     SyncTimeoutError,
     WeightsMismatchError,
     WeightSyncError,
 )
-from .protocol import PROTOCOL_VERSION
+from .future import SendFuture
+from .messages import PROTOCOL_VERSION
+from .packing import Packed, pack
 from .receiver import Receiver
-from .sender import Handle, SendFuture, Sender
+from .sender import Sender
+from .transport import Handle
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"
 
 #: Optional parts of the spec this implementation provides (conformance capabilities).
-CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda"})
+CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda", "rendezvous", "network", "pack"})
 
 logging.getLogger("weightsync").addHandler(logging.NullHandler())
 
@@ -31,13 +37,18 @@ __all__ = [
     "PROTOCOL_VERSION",
     "ClosedError",
     "Handle",
+    "LocalProtocolError",
+    "Packed",
     "ProtocolError",
     "Receiver",
     "ReceiverDiedError",
     "ReceiverError",
+    "RefusedError",
+    "RemoteProtocolError",
     "SendFuture",
     "Sender",
     "SyncTimeoutError",
     "WeightSyncError",
     "WeightsMismatchError",
+    "pack",
 ]

@@ -13,12 +13,9 @@ def main(argv: list[str] | None = None) -> int:
     from . import demo
 
     demo.add_arguments(sub.add_parser("demo", help="a trainer pushing updates to worker processes"))
-    try:
-        from . import bench
-    except ImportError:  # pragma: no cover - bench is optional while it is being written
-        bench = None
-    if bench is not None:
-        bench.add_arguments(sub.add_parser("bench", help="send latency next to its floors and baselines"))
+    from . import bench
+
+    bench.add_arguments(sub.add_parser("bench", help="send latency next to its floors and baselines"))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "demo":

@@ -1,12 +1,24 @@
-"""The exceptions of the binding (API-4).
+"""The exceptions of the binding (API-4, spec 8.3).
 
-Errors about receivers carry the receiver ids (`workers`) and the version they
-concern, so a caller can restart exactly the receivers that failed.
+Errors about receivers carry every receiver at fault (`workers`), the version
+they concern, and per receiver both the reason (`details`) and its kind
+(`causes`), so that one failed send loses nothing: a caller can restart the
+receivers that died and repair the ones that reported an error (SEND-7).
+
+A call the caller may not make now is a LocalProtocolError; a message a peer
+may not send is a RemoteProtocolError naming the state, the event and the
+requirement it broke. Both are ProtocolErrors, as in protocol 1.0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+
+#: The kinds of failure a receiver error records per receiver (`causes`, SEND-7).
+ERROR = "error"  # the receiver answered Ack(error) or Ready(error)
+VIOLATION = "violation"  # the receiver broke the protocol and was cut off
+DIED = "died"  # its channel ended, or its lease expired
+TIMEOUT = "timeout"  # it did not answer before the call's timeout
 
 
 class WeightSyncError(Exception):
@@ -14,11 +26,47 @@ class WeightSyncError(Exception):
 
 
 class ProtocolError(WeightSyncError):
-    """A message or call that is illegal in the current state (spec: SM-*)."""
+    """A call or a message that is illegal in the current state (spec: SM-*)."""
+
+
+class LocalProtocolError(ProtocolError):
+    """The caller made a call that the current state does not allow; nothing changed."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """A peer sent what the protocol forbids: names the state, the event and the requirement.
+
+    `peer` is the receiver id on the sender's side, None on a receiver's side
+    (its peer is the sender).
+    """
+
+    def __init__(self, text: str, *, state: str = "", event: str = "", requirement: str = "", peer: int | None = None):
+        super().__init__(text)
+        self.text = text
+        self.state = state  # filled in by the driver when the codec found the fault
+        self.event = event
+        self.requirement = requirement
+        self.peer = peer
+
+    def __str__(self) -> str:
+        where = ", ".join(f"{k} {v!r}" for k, v in (("in state", self.state), ("event", self.event)) if v)
+        rid = f" ({self.requirement})" if self.requirement and f"({self.requirement})" not in self.text else ""
+        return f"{where}: {self.text}{rid}" if where else f"{self.text}{rid}"
+
+    def __reduce__(self) -> tuple[Callable[..., RemoteProtocolError], tuple[str, str, str, str, int | None]]:
+        return (_rebuild_remote, (self.text, self.state, self.event, self.requirement, self.peer))
+
+
+def _rebuild_remote(text: str, state: str, event: str, requirement: str, peer: int | None) -> RemoteProtocolError:
+    return RemoteProtocolError(text, state=state, event=event, requirement=requirement, peer=peer)
 
 
 class ClosedError(WeightSyncError):
-    """A call on a Sender or Receiver that was closed (LIFE-6)."""
+    """A call on a Sender or Receiver that was closed, or a wait that close() interrupted (LIFE-6)."""
+
+
+class RefusedError(WeightSyncError, PermissionError):
+    """The sender refused a receiver that joined by URL: unknown id, wrong secret, or the id is live (RDV-4)."""
 
 
 class WeightsMismatchError(WeightSyncError, ValueError):
@@ -26,7 +74,7 @@ class WeightsMismatchError(WeightSyncError, ValueError):
 
 
 class _ReceiversError(WeightSyncError):
-    """An error about some receivers and one version."""
+    """An error about some receivers and one version: every receiver at fault, each with why."""
 
     reason = "failed"
 
@@ -36,32 +84,99 @@ class _ReceiversError(WeightSyncError):
         version: int | None,
         details: Mapping[int, str] | None = None,
         hint: str = "",
+        causes: Mapping[int, str] | None = None,
     ):
         self.workers = sorted(workers)
         self.version = version
         self.details = dict(details or {})
+        self.causes = dict(causes) if causes is not None else {w: self.default_cause for w in self.workers}
         what = f"version {version}" if version is not None else "no version published"
         msg = f"receiver(s) {self.workers} {self.reason} ({what})"
         if self.details:
-            msg += ": " + "; ".join(f"{w}: {d}" for w, d in sorted(self.details.items()))
+            msg += ": " + "; ".join(f"{w} [{self.causes.get(w, '?')}]: {d}" for w, d in sorted(self.details.items()))
         if hint:
             msg += f". {hint}"
         super().__init__(msg)
 
+    default_cause = ERROR
+
+    def __reduce__(self) -> tuple[Callable[..., _ReceiversError], tuple[object, ...]]:
+        return (_rebuild, (type(self), self.workers, self.version, self.details, self.causes, self.args))
+
+
+def _rebuild(cls: type[_ReceiversError], workers: list[int], version: int | None, details: dict[int, str],
+             causes: dict[int, str], args: tuple[object, ...]) -> _ReceiversError:
+    err = cls.__new__(cls)
+    WeightSyncError.__init__(err, *args)
+    err.workers, err.version, err.details, err.causes = workers, version, details, causes
+    return err
+
 
 class SyncTimeoutError(_ReceiversError, TimeoutError):
-    """Receivers did not answer within the timeout (SEND-2)."""
+    """Receivers did not answer within the timeout (SEND-2), or the call could not proceed in time."""
 
     reason = "did not answer in time"
+    default_cause = TIMEOUT
 
 
 class ReceiverError(_ReceiversError):
-    """Receivers reported that they could not apply a version (ACK-6, INIT-3)."""
+    """Receivers reported that they could not apply a version, or broke the protocol (ACK-6, SM-S-9)."""
 
     reason = "reported an error"
+    default_cause = ERROR
 
 
 class ReceiverDiedError(_ReceiversError):
-    """Receivers whose channel ended: the process exited or closed (SEND-3)."""
+    """Receivers whose channel ended (the process exited or closed) or whose lease expired (SEND-3)."""
 
     reason = "are gone"
+    default_cause = DIED
+
+
+class ReceiverErrorAndDied(ReceiverError, ReceiverDiedError):
+    """Some receivers reported an error or broke the protocol, others are gone (SEND-7)."""
+
+    reason = "failed (errors and deaths)"
+
+
+class ReceiverErrorAndTimeout(ReceiverError, SyncTimeoutError):
+    """Some receivers reported an error or broke the protocol, others did not answer in time (SEND-7)."""
+
+    reason = "failed (errors and timeouts)"
+
+
+class ReceiverDiedAndTimeout(ReceiverDiedError, SyncTimeoutError):
+    """Some receivers are gone, others did not answer in time (SEND-7)."""
+
+    reason = "failed (deaths and timeouts)"
+
+
+class ReceiverErrorDiedAndTimeout(ReceiverError, ReceiverDiedError, SyncTimeoutError):
+    """Receivers failed in all three ways in one call (SEND-7)."""
+
+    reason = "failed (errors, deaths and timeouts)"
+
+
+_BY_KINDS = {
+    frozenset({ReceiverError}): ReceiverError,
+    frozenset({ReceiverDiedError}): ReceiverDiedError,
+    frozenset({SyncTimeoutError}): SyncTimeoutError,
+    frozenset({ReceiverError, ReceiverDiedError}): ReceiverErrorAndDied,
+    frozenset({ReceiverError, SyncTimeoutError}): ReceiverErrorAndTimeout,
+    frozenset({ReceiverDiedError, SyncTimeoutError}): ReceiverDiedAndTimeout,
+    frozenset({ReceiverError, ReceiverDiedError, SyncTimeoutError}): ReceiverErrorDiedAndTimeout,
+}
+_CLASS_OF = {ERROR: ReceiverError, VIOLATION: ReceiverError, DIED: ReceiverDiedError, TIMEOUT: SyncTimeoutError}
+
+
+def receivers_error(
+    causes: Mapping[int, str], details: Mapping[int, str], version: int | None, hint: str = ""
+) -> _ReceiversError:
+    """The one error for a set of failed receivers, naming all of them (SEND-7).
+
+    It is an instance of the class of every kind of failure among them: ReceiverError
+    (error, violation), ReceiverDiedError (died), SyncTimeoutError (timeout), so an
+    `except` for any of those kinds catches it; `causes` says which receiver is which.
+    """
+    cls = _BY_KINDS[frozenset(_CLASS_OF[c] for c in causes.values())]
+    return cls(causes, version, details, hint=hint, causes=causes)

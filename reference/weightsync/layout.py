@@ -8,12 +8,16 @@ allocation and an update is one batched copy (LAYOUT-2).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TypeAlias, TypeGuard
 
 import torch
 from torch import nn
 
 from .errors import WeightsMismatchError
-from .protocol import Entry
+from .messages import Entry
+
+if TYPE_CHECKING:
+    from .packing import Packed
 
 # Imported here, not on first use: the import takes seconds on a loaded machine, and
 # a receiver's first use would fall inside connect()'s deadline.
@@ -21,6 +25,10 @@ try:
     from tensordict import TensorDictBase
 except ImportError:  # pragma: no cover - a dependency, but the module works without it
     TensorDictBase = ()
+
+#: What a sender publishes and a receiver writes into (API-1): an nn.Module, a TensorDict or a
+#: mapping of names to tensors (packed weights are one).
+Weights: TypeAlias = nn.Module | Mapping[str, torch.Tensor]
 
 ALIGN = 64
 _MAX_LISTED = 8
@@ -57,6 +65,8 @@ def flatten(weights: object, *, detach: bool = True) -> dict[str, torch.Tensor]:
                 raise WeightsMismatchError(f"duplicate name {name!r} after flattening nested keys (BAD-1)")
             flat[name] = value
         return flat
+    if _is_packed(weights):
+        return weights.detached() if detach else dict(zip(weights.names, weights.tensors))
     if isinstance(weights, Mapping):
         flat = {}
         for name, value in weights.items():
@@ -69,6 +79,11 @@ def flatten(weights: object, *, detach: bool = True) -> dict[str, torch.Tensor]:
     raise TypeError(
         f"weights must be an nn.Module, a TensorDict or a Mapping[str, Tensor], not {type(weights).__name__}"
     )
+
+
+def _is_packed(weights: object) -> TypeGuard[Packed]:
+    """Packed weights (packing.Packed, which imports this module), told apart without importing it."""
+    return hasattr(weights, "detached") and hasattr(weights, "buffer")
 
 
 def _check_tensor(name: str, t: torch.Tensor) -> None:
@@ -109,26 +124,44 @@ class Checker:
         self._expect = [(dtype_of(e.dtype), torch.Size(e.shape), torch.device(e.device)) for e in manifest]
         self._fast = [(dtype, shape, torch.strided) for dtype, shape, _ in self._expect]
         self._devices = [device for _, _, device in self._expect]
+        self._dtypes = [dtype for dtype, _, _ in self._expect]
+        self._seen: tuple | None = None  # the tensors last found to match, and what a change would alter
 
     def ordered(self, flat: Mapping[str, torch.Tensor], *, allow_grad: bool = False) -> list[torch.Tensor]:
         """The tensors of `flat` in manifest order, or WeightsMismatchError listing every problem.
 
-        The common case (everything matches) is checked in bulk, a few list
-        comprehensions rather than a branchy loop: this runs on every send.
+        This runs on every send, so the common case is cheap. The tensors that matched
+        last time are remembered with their data pointers and version counters: when
+        the same objects come again with neither changed (in-place writes, resize_ and
+        set_ bump the version; a new `.data` moves the pointer), their shapes are not
+        read again, which is the costly part for thousands of tensors. Otherwise
+        everything is checked in bulk, a few list comprehensions.
         """
         try:
             out = [flat[n] for n in self.names]
+            if len(flat) != len(out):
+                raise KeyError
+            seen = self._seen
+            if seen is not None and [id(t) for t in out] == seen[0] and [t.dtype for t in out] == self._dtypes \
+                    and [t.data_ptr() for t in out] == seen[1] and [t._version for t in out] == seen[2] \
+                    and (allow_grad or not any([t.requires_grad for t in out])):
+                return out
             if (
-                len(flat) == len(out)
-                and [(t.dtype, t.shape, t.layout) for t in out] == self._fast
+                [(t.dtype, t.shape, t.layout) for t in out] == self._fast
                 and [t.device for t in out] == self._devices
                 and (allow_grad or not any([t.requires_grad for t in out]))
             ):
+                self._seen = ([id(t) for t in out], [t.data_ptr() for t in out], [t._version for t in out])
                 return out
         except (KeyError, AttributeError, TypeError):
             pass
+        self._seen = None
         self._explain(flat, allow_grad)
         raise AssertionError("unreachable: _explain found nothing to report")  # pragma: no cover
+
+    def forget(self) -> None:
+        """Check everything at the next call (a copy found a shape the fast path let through)."""
+        self._seen = None
 
     def _explain(self, flat: Mapping[str, torch.Tensor], allow_grad: bool) -> None:
         problems: list[str] = []
@@ -199,12 +232,16 @@ class Packer:
         self._rest_views = [self.views[k] for k in rest]
 
     def write(self, tensors: list[torch.Tensor]) -> None:
-        """Copies `tensors` (checked against the manifest, on the buffer's device) into place."""
-        with torch.no_grad():
+        """Copies `tensors` (checked against the manifest, on the buffer's device) into place.
+
+        No grad mode to switch off: the checker let through no tensor that requires grad (BAD-3).
+        """
+        cat = _CHUNK_CAT
+        if cat is not None:  # else there are no runs
             for start, stop, out in self.runs:
-                _CHUNK_CAT(tensors[start:stop], 0, 1, out=out)
-            if self._rest:
-                torch._foreach_copy_(self._rest_views, [tensors[k] for k in self._rest])
+                cat(tensors[start:stop], 0, 1, out=out)
+        if self._rest:
+            torch._foreach_copy_(self._rest_views, [tensors[k] for k in self._rest])
 
 
 def _adjacent(a: Entry, b: Entry) -> bool:

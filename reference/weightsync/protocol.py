@@ -1,131 +1,24 @@
-"""Messages and state machines of the protocol, with no torch and no I/O.
+"""Every rule of the protocol, as pure state machines: no torch, no I/O (spec sections 3-6).
 
-This module mirrors spec/03-messages.md and spec/04-state-machines.md: the
-tables below and the tables there should read alike (SM-S-*, SM-R-*). The
-Sender and Receiver drive these machines over a transport.
+The two tables read row for row like the tables of spec/04-state-machines.md.
+`PeerMachine` is the sender's view of one receiver: its state, the versions
+pending on it and their slots, the slots it holds and knows; a message from it
+either returns what it settles or raises a RemoteProtocolError naming state,
+event and requirement. `ReceiverMachine` is a receiver's own state: VER-3,
+the slots it knows (SLOT-1), Stop and end of channel. `free_slot` is SLOT-2.
+Sender and Receiver drive these machines over a transport; nothing here blocks.
 """
 
 from __future__ import annotations
 
-import marshal
+import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypeVar
 
-from .errors import ProtocolError
-
-PROTOCOL_VERSION = "1.0"
-OK = "ok"
-ERROR = "error"
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One named array of the manifest and where it sits inside a slot (LAYOUT-1)."""
-
-    name: str
-    dtype: str
-    shape: tuple[int, ...]
-    device: str
-    offset: int
-    nbytes: int
-
-
-@dataclass(frozen=True)
-class SlotInfo:
-    """A buffer slot; a CPU slot's handle (a file descriptor) travels beside the message."""
-
-    slot: int
-    device: str
-    nbytes: int
-    ipc: tuple = ()  # a CUDA slot's IPC handle and event handle; empty for a CPU slot
-
-
-@dataclass(frozen=True)
-class Init:
-    protocol: str
-    receiver: int
-    manifest: tuple[Entry, ...]
-    slots: tuple[SlotInfo, ...]
-    version: int
-    slot: int
-
-
-@dataclass(frozen=True)
-class Ready:
-    receiver: int
-    version: int | None
-    status: str
-    detail: str = ""
-    holds_slot: bool = False
-
-
-@dataclass(frozen=True)
-class Receive:
-    version: int
-    slot: int
-    new_slots: tuple[SlotInfo, ...] = ()
-
-
-@dataclass(frozen=True)
-class Stop:
-    pass
-
-
-@dataclass(frozen=True)
-class Ack:
-    receiver: int
-    version: int
-    status: str
-    detail: str = ""
-
-
-MESSAGES = (Init, Ready, Receive, Stop, Ack)
-
-
-def encode(msg: object) -> bytes:
-    """A message as bytes: a marshal'd tuple of plain values, never code (MSG-3)."""
-    t = type(msg)
-    if t is Receive:
-        wire = ("Receive", msg.version, msg.slot, tuple(_slot_wire(s) for s in msg.new_slots))
-    elif t is Ack:
-        wire = ("Ack", msg.receiver, msg.version, msg.status, msg.detail)
-    elif t is Ready:
-        wire = ("Ready", msg.receiver, msg.version, msg.status, msg.detail, msg.holds_slot)
-    elif t is Stop:
-        wire = ("Stop",)
-    elif t is Init:
-        manifest = tuple((e.name, e.dtype, e.shape, e.device, e.offset, e.nbytes) for e in msg.manifest)
-        slots = tuple(_slot_wire(s) for s in msg.slots)
-        wire = ("Init", msg.protocol, msg.receiver, manifest, slots, msg.version, msg.slot)
-    else:
-        raise ProtocolError(f"not a protocol message: {msg!r} (MSG-1)")
-    return marshal.dumps(wire)
-
-
-def _slot_wire(s: SlotInfo) -> tuple:
-    return (s.slot, s.device, s.nbytes, s.ipc)
-
-
-def decode(data: bytes) -> object:
-    """The message encoded in `data`, or ProtocolError for anything else (MSG-3)."""
-    try:
-        wire = marshal.loads(data)
-        kind, fields = wire[0], wire[1:]
-        if kind == "Receive":
-            return Receive(fields[0], fields[1], tuple(SlotInfo(*s) for s in fields[2]))
-        if kind == "Ack":
-            return Ack(*fields)
-        if kind == "Ready":
-            return Ready(*fields)
-        if kind == "Stop" and not fields:
-            return Stop()
-        if kind == "Init":
-            protocol, receiver, manifest, slots, version, slot = fields
-            entries = tuple(Entry(n, d, tuple(sh), dev, off, nb) for n, d, sh, dev, off, nb in manifest)
-            return Init(protocol, receiver, entries, tuple(SlotInfo(*s) for s in slots), version, slot)
-    except (ValueError, TypeError, IndexError, EOFError) as e:
-        raise ProtocolError(f"undecodable message ({e}) (MSG-3)") from None
-    raise ProtocolError(f"unknown message type {kind!r} (MSG-3)")
+from .errors import DIED, ERROR, VIOLATION, LocalProtocolError, RemoteProtocolError
+from .messages import OK, PROTOCOL_VERSION, STATUSES, Ack, Init, Ready, Receive, SlotInfo, Stop
 
 
 class PeerState(str, Enum):
@@ -185,21 +78,283 @@ RECEIVER_TABLE: dict[tuple[ReceiverState, str], ReceiverState] = {
 }
 
 
-def step(table: dict, state: Enum, event: str, who: str = "") -> Enum:
-    """The next state, or ProtocolError naming the state and the event (SM-S-9, SM-R-7)."""
+_S = TypeVar("_S", bound=Enum)
+
+
+def step(table: dict[tuple[_S, str], _S], state: _S, event: str, who: str = "") -> _S:
+    """The next state; an illegal pair raises RemoteProtocolError for a received message (the
+    peer broke the protocol: SM-S-9, SM-R-7) and LocalProtocolError for anything else."""
     try:
         return table[(state, event)]
     except KeyError:
-        where = f"{who}: " if who else ""
-        raise ProtocolError(
-            f"{where}event {event!r} is illegal in state {state.value!r}"
-        ) from None
+        pass
+    where = f"{who}: " if who else ""
+    if event.startswith("recv "):
+        rule = "SM-S-9" if table is SENDER_TABLE else "SM-R-7"
+        raise RemoteProtocolError(f"{where}{event} is illegal here", state=state.value, event=event, requirement=rule)
+    raise LocalProtocolError(f"{where}event {event!r} is illegal in state {state.value!r}")
 
 
 def message_event(msg: object) -> str:
-    """The table event for a received message (status folded in for Ready)."""
+    """The table event for a received message (the status folded in for Ready)."""
     if isinstance(msg, Ready):
         return f"recv Ready({msg.status})"
-    if isinstance(msg, MESSAGES):
-        return f"recv {type(msg).__name__}"
-    raise ProtocolError(f"unknown message {msg!r} (MSG-3)")
+    return _EVENTS.get(type(msg)) or f"recv {type(msg).__name__}"
+
+
+_EVENTS = {Ack: "recv Ack", Receive: "recv Receive", Init: "recv Init", Stop: "recv Stop"}
+
+
+def same_major(a: str, b: str) -> bool:
+    """Whether two protocol versions share their major number (INIT-2)."""
+    return a.split(".")[0] == b.split(".")[0]
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What one answer from a receiver settles: the pending versions it answers, and how (ACK-2)."""
+
+    versions: tuple[int, ...]
+    status: str
+    detail: str
+
+
+class PeerMachine:
+    """The sender's view of receiver `id` (SM-S-*), with the bookkeeping the rules need.
+
+    `pending` maps each version sent in an Init or Receive and not yet answered to
+    its slot; `held` is the slot a zero-copy receiver still reads (ZC-2); `known`
+    the slots whose handles it was given (SLOT-1).
+    """
+
+    def __init__(self, rid: int):
+        self.id = rid
+        self.state = PeerState.UNCONNECTED
+        self.pending: dict[int, int] = {}
+        self.held: set[int] = set()
+        self.known: set[int] = set()
+        self.holds_slot = False
+        self.acked: int | None = None
+        self.failure = ""
+        self.cause = ""  # DIED, ERROR or VIOLATION once it is gone or failed
+        self.incarnation = 0  # how many channels replaced the first one
+
+    def _step(self, event: str) -> PeerState:
+        nxt = SENDER_TABLE.get((self.state, event))
+        return nxt if nxt is not None else step(SENDER_TABLE, self.state, event, f"receiver {self.id}")
+
+    @property
+    def active(self) -> bool:
+        """Whether its channel is watched and it may read slots: connecting or live (SM-S-4)."""
+        return self.state in (PeerState.CONNECTING, PeerState.LIVE)
+
+    def pins(self) -> set[int]:
+        """The slots it may read: those named by unanswered messages, and the one it holds (SLOT-2)."""
+        return {*self.pending.values(), *self.held} if self.active else set()
+
+    # ---- what the sender does ----
+
+    def send_init(self, version: int, slot: int, slots: Iterable[int]) -> None:
+        self.state = self._step("send Init")
+        self.pending = {version: slot}
+        self.known = set(slots)
+
+    def send_receive(self, version: int, slot: int, slots: Iterable[int]) -> list[int]:
+        """Records Receive(version, slot); returns the slots it must be introduced to first (SLOT-1)."""
+        nxt = self._step("send Receive")
+        newest = max(self.pending, default=self.acked)
+        if newest is not None and version <= newest:
+            raise LocalProtocolError(f"receiver {self.id}: version {version} after {newest} (VER-3)")
+        new = [s for s in slots if s not in self.known]
+        self.state = nxt
+        self.known.update(new)
+        self.pending[version] = slot
+        return new
+
+    def send_stop(self) -> None:
+        self.state = self._step("send Stop")
+        self.pending.clear()
+        self.held.clear()
+
+    def new_handle(self) -> None:
+        """A new channel replaces the old one: nothing of the old incarnation carries over (SM-S-5)."""
+        nxt = self._step("new handle")
+        incarnation = self.incarnation + 1
+        type(self).__init__(self, self.id)
+        self.state, self.incarnation = nxt, incarnation
+
+    # ---- what arrives ----
+
+    def receive(self, msg: object) -> Settled:
+        """Applies a message from this receiver: what it settles, or RemoteProtocolError (SM-S-9)."""
+        event = message_event(msg)
+        who = f"receiver {self.id}"
+        rid = getattr(msg, "receiver", self.id)
+        if rid != self.id:
+            raise self._bad(event, f"{who} sent a message for receiver {rid}", "MSG-2")
+        status = getattr(msg, "status", OK)
+        if status not in STATUSES:
+            raise self._bad(event, f"{who} sent status {status!r}; only 'ok' and 'error' exist", "MSG-1")
+        nxt = self._step(event)
+        if isinstance(msg, Ready):
+            (version, slot), = self.pending.items()
+            if msg.status == OK and msg.version != version:
+                raise self._bad(event, f"{who} answered Ready for version {msg.version}, Init carried {version}", "INIT-4")
+            self.pending.clear()
+            if msg.status == OK:
+                self.holds_slot = msg.holds_slot
+                self.held = {slot} if msg.holds_slot else set()
+                self.acked = version
+            else:
+                self.failure, self.cause = msg.detail or "handshake failed", ERROR
+            self.state = nxt
+            return Settled((version,), msg.status, msg.detail)
+        assert isinstance(msg, Ack)
+        if msg.version not in self.pending:
+            raise self._bad(
+                event, f"{who} acked version {msg.version}, which is not pending (pending: {sorted(self.pending)})", "ACK-5"
+            )
+        slot = self.pending[msg.version]
+        answered = tuple(v for v in self.pending if v <= msg.version)
+        self.pending = {v: s for v, s in self.pending.items() if v > msg.version}
+        if self.holds_slot:  # ZC-2: after an error it may still read the slot it held
+            self.held = {slot} if msg.status == OK else self.held | {slot}
+        self.acked = msg.version if msg.status == OK else None
+        self.state = nxt
+        return Settled(answered, msg.status, msg.detail)
+
+    def _bad(self, event: str, text: str, rule: str) -> RemoteProtocolError:
+        return RemoteProtocolError(text, state=self.state.value, event=event, requirement=rule, peer=self.id)
+
+    def channel_closed(self, why: str) -> tuple[int, ...]:
+        """End of channel (or an expired lease): gone; returns the pending versions it fails (SEND-3)."""
+        return self._cut("channel closed", why, DIED)
+
+    def violation(self, error: Exception) -> tuple[int, ...]:
+        """It broke the protocol: failed and cut off; returns the pending versions it fails (SM-S-9)."""
+        return self._cut("protocol violation", f"protocol violation: {error}", VIOLATION)
+
+    def _cut(self, event: str, why: str, cause: str) -> tuple[int, ...]:
+        self.state = self._step(event)
+        failed = tuple(self.pending)
+        self.pending.clear()
+        self.held.clear()
+        self.failure, self.cause = why, cause
+        return failed
+
+
+class ReceiverMachine:
+    """A receiver's own state (SM-R-*): which messages it accepts, VER-3 and SLOT-1.
+
+    `received` is the newest version it was told, applied or not; `known` the slots
+    whose handles it holds.
+    """
+
+    def __init__(self, rid: int, byteorder: str = sys.byteorder):
+        self.id = rid
+        self.byteorder = byteorder
+        self.state = ReceiverState.NEW
+        self.received: int | None = None
+        self.known: set[int] = set()
+
+    def _step(self, event: str) -> ReceiverState:
+        nxt = RECEIVER_TABLE.get((self.state, event))
+        return nxt if nxt is not None else step(RECEIVER_TABLE, self.state, event, f"receiver {self.id}")
+
+    def _bad(self, event: str, text: str, rule: str) -> RemoteProtocolError:
+        return RemoteProtocolError(text, state=self.state.value, event=event, requirement=rule)
+
+    @property
+    def stopped(self) -> bool:
+        """True exactly in stopped, failed and closed (SM-R-8)."""
+        return self.state in _ENDED
+
+    def receive(self, msg: object) -> object:
+        """Checks a message from the sender against the state and the rules; returns it.
+
+        An Init leaves the state unchanged until `accept_init` or `refuse_init`;
+        a Receive updates what is known; Stop moves to stopped. Anything else
+        raises RemoteProtocolError naming state, event and requirement (SM-R-7).
+        """
+        event = message_event(msg)
+        if isinstance(msg, Init):
+            if self.state is not ReceiverState.NEW:
+                raise self._bad(event, "a second Init", "SM-R-7")
+            self._introduce(event, msg.slots)
+            if msg.data_plane is not None:  # network profile: slot 0 is the data plane (NET-1)
+                self.known.add(0)
+            return msg
+        if isinstance(msg, Stop):
+            self.state = self._step(event)
+            return msg
+        if not isinstance(msg, Receive):
+            raise self._bad(event, f"{type(msg).__name__} does not go to a receiver", "MSG-3")
+        nxt = self._step(event)
+        if self.received is not None and msg.version <= self.received:
+            raise self._bad(event, f"Receive of version {msg.version} after version {self.received}", "VER-3")
+        self._introduce(event, msg.new_slots)
+        if msg.slot not in self.known:
+            raise self._bad(event, f"Receive names slot {msg.slot}, whose handle never came", "SLOT-1")
+        self.received = msg.version
+        self.state = nxt
+        return msg
+
+    def _introduce(self, event: str, slots: Sequence[SlotInfo]) -> None:
+        if not slots:
+            return
+        ids = [s.slot for s in slots]
+        again = sorted(set(ids) & self.known) or sorted({i for i in ids if ids.count(i) > 1})
+        if again:
+            raise self._bad(event, f"slot(s) {again} introduced twice", "SLOT-5")
+        self.known.update(ids)
+
+    def check_init(self, init: Init) -> None:
+        """An Init this receiver must refuse: RemoteProtocolError for another protocol or receiver (INIT-2,
+        MSG-2, SLOT-1), ValueError for bytes it cannot read (WIRE-8, answered as INIT-6 says)."""
+        if not same_major(init.protocol, PROTOCOL_VERSION):
+            raise self._bad("recv Init", f"the sender speaks protocol {init.protocol}, this receiver {PROTOCOL_VERSION}",
+                            "INIT-2")
+        if init.receiver != self.id:
+            raise self._bad("recv Init", f"Init for receiver {init.receiver} reached receiver {self.id}", "MSG-2")
+        if init.slot not in self.known:
+            raise self._bad("recv Init", f"Init names slot {init.slot}, which it does not list", "SLOT-1")
+        if init.byteorder != self.byteorder:  # well formed, but unusable here: Ready(error) as INIT-6 says
+            raise ValueError(f"the slots hold {init.byteorder}-endian bytes, this host is {self.byteorder}-endian "
+                             "(WIRE-8)")
+
+    def accept_init(self, version: int) -> None:
+        self.state = self._step("recv Init(match)")
+        self.received = version
+
+    def refuse_init(self) -> None:
+        self.state = self._step("recv Init(mismatch)")
+
+    def channel_closed(self) -> None:
+        """End of channel, or the receiver's own cut after a violation: stopped (SM-R-3, SM-R-7)."""
+        if self.state in (ReceiverState.NEW, ReceiverState.LIVE):
+            self.state = self._step("channel closed")
+
+    def close(self) -> None:
+        self.state = self._step("close")
+
+
+_ENDED = frozenset({ReceiverState.STOPPED, ReceiverState.FAILED, ReceiverState.CLOSED})
+
+
+def free_slot(slots: Sequence[int], latest: int | None, pins: Iterable[Iterable[int]]) -> int | None:
+    """The first slot nobody may read, or None (SLOT-2): not the latest, not pending, not held."""
+    taken = {latest}
+    for p in pins:
+        taken.update(p)
+    return next((s for s in slots if s not in taken), None)
+
+
+def readers(slot: int, machines: Iterable[PeerMachine]) -> list[int]:
+    """The receivers that may read `slot` (SLOT-3 names them when none is free)."""
+    return sorted(m.id for m in machines if slot in m.pins())
+
+
+__all__ = [
+    "PROTOCOL_VERSION", "PeerState", "ReceiverState", "SENDER_TABLE", "RECEIVER_TABLE", "step",
+    "message_event", "same_major", "Settled", "PeerMachine", "ReceiverMachine", "free_slot", "readers",
+]

@@ -1,107 +1,48 @@
-"""The receiver: maps the slots, applies versions at safe points, acks them (spec sections 6-7)."""
+"""The receiver: drives its ReceiverMachine over a channel and applies versions at safe points.
+
+Message rules live in protocol.ReceiverMachine, the apply lock in rwlock, the
+ways of applying in apply; this module is the loop around them: read frames,
+map the slots they introduce, apply the newest version when no reader is
+inside `reading()`, answer (spec sections 6, 7 and 9).
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from multiprocessing import connection
 from types import MappingProxyType
 
 import torch
 from torch import nn
 
-from . import layout, transport
-from .slots import Mapped, map_slot
-from .errors import ClosedError, ProtocolError, ReceiverError, SyncTimeoutError, WeightsMismatchError
-from .protocol import (
-    ERROR,
-    OK,
-    PROTOCOL_VERSION,
-    RECEIVER_TABLE,
-    Ack,
-    Init,
-    Ready,
-    ReceiverState,
-    Receive,
-    Stop,
-    message_event,
-    step,
+from . import apply, layout, rendezvous, transport, wire
+from .errors import (
+    ClosedError,
+    LocalProtocolError,
+    ReceiverError,
+    RemoteProtocolError,
+    SyncTimeoutError,
+    WeightsMismatchError,
 )
-from .sender import Handle
+from .messages import ERROR, OK, Ack, Init, Ready, Receive, SlotInfo, Stop
+from .protocol import ReceiverMachine, ReceiverState
+from .rwlock import ApplyLock, Cancelled
+from .netreceive import NetworkReceiving
+from .slots import Mapped, map_slot
+from .transport import Deadline, Handle
 
 log = logging.getLogger("weightsync")
 
-_S = ReceiverState
-
 #: How long close() waits for an apply in progress: well inside LIFE-5's 10 s bound.
 _CLOSE_WAIT = 5.0
+#: How long an answer may wait for the sender to read its channel before the receiver gives up on it.
+_WRITE_BOUND = transport.FRAME_BOUND
 
 
-class _Cancelled(Exception):
-    pass
-
-
-class _ApplyLock:
-    """Many readers or one applier; a waiting applier holds new readers back (CONS-2).
-
-    Re-entrant for readers: a thread already inside reading() never waits.
-    """
-
-    def __init__(self):
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._writing = False
-        self._waiting = 0
-        self._local = threading.local()
-
-    def reading_here(self) -> bool:
-        return getattr(self._local, "depth", 0) > 0
-
-    @contextmanager
-    def read(self):
-        depth = getattr(self._local, "depth", 0)
-        if depth == 0:
-            with self._cond:
-                while self._writing or self._waiting:
-                    self._cond.wait()
-                self._readers += 1
-        self._local.depth = depth + 1
-        try:
-            yield
-        finally:
-            self._local.depth = depth
-            if depth == 0:
-                with self._cond:
-                    self._readers -= 1
-                    self._cond.notify_all()
-
-    @contextmanager
-    def write(self, cancelled):
-        with self._cond:
-            self._waiting += 1
-            try:
-                while self._readers or self._writing:
-                    if cancelled():
-                        raise _Cancelled
-                    self._cond.wait()
-            finally:
-                self._waiting -= 1
-            self._writing = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._writing = False
-                self._cond.notify_all()
-
-    def wake(self) -> None:
-        with self._cond:
-            self._cond.notify_all()
-
-
-class Receiver:
+class Receiver(NetworkReceiving):
     """Holds one version of the sender's weights in `target` (or in tensors of its own).
 
     mode="push" applies each new version from a background thread at a safe
@@ -110,39 +51,48 @@ class Receiver:
     sender's slot instead of copies (ZC-1..ZC-3).
     """
 
-    def __init__(self, handle: Handle, target=None, *, mode: str = "push", zero_copy: bool = False):
-        if not isinstance(handle, Handle):
-            raise TypeError(f"expected a weightsync Handle from sender.handle(i), got {type(handle).__name__}")
+    def __init__(self, handle: Handle | str, target: layout.Weights | None = None, *, mode: str = "push",
+                 zero_copy: bool = False):
         if mode not in ("push", "pull"):
             raise ValueError(f"mode must be 'push' or 'pull', got {mode!r}")
         if zero_copy and target is not None and not isinstance(target, nn.Module):
             raise ValueError("zero_copy=True needs target=None or an nn.Module, whose tensors it rebinds (ZC-1)")
-        if handle.conn.closed:
-            raise ProtocolError(f"handle({handle.receiver}) is closed; ask the sender for a new one (LIFE-2)")
-        self.id = handle.receiver
+        self._url: str | None = None
+        self._channel: transport.Channel | None = None
+        if isinstance(handle, str):  # joins by URL at connect() (RDV-1)
+            _, self.id, _ = rendezvous.parse_url(handle)
+            self._url = handle
+        elif isinstance(handle, Handle):
+            if handle.closed:
+                raise LocalProtocolError(f"handle({handle.receiver}) is closed; ask the sender for a new one (LIFE-2)")
+            self.id = handle.receiver
+            # Our own descriptor: the handle's may be the sender's copy when both live in
+            # one process, and the sender closes that one at connect.
+            sock = handle.conn.dup()
+            handle.conn.close()
+            self._channel = transport.Channel(sock, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER,
+                                              takes_handles=True)
+        else:
+            raise TypeError(f"expected sender.handle(i) or sender.url(i), got {type(handle).__name__}")
         self.mode = mode
         self.zero_copy = zero_copy
         self._target = target
-        # Our own copy of the descriptor: the handle's may be the sender's copy when
-        # both live in one process, and the sender closes that one at connect.
-        self._channel = transport.Channel(connection.Connection(os.dup(handle.conn.fileno())))
-        handle.conn.close()
-        self._state = _S.NEW
+        self._machine = ReceiverMachine(self.id)
         self._version: int | None = None
         self._mapped: dict[int, Mapped] = {}
-        self._stream = None  # the CUDA stream this receiver applies on (CUDA-3)
         self._views: dict[int, list[torch.Tensor]] = {}
-        self._names: list[str] = []
-        self._checker: layout.Checker | None = None
-        self._own: list[torch.Tensor] | None = None
-        self._own_bytes: torch.Tensor | None = None  # what _own views when it mirrors a CPU slot
-        self._held: int | None = None
-        self._received: int | None = None  # newest version told, applied or not (VER-3)
-        self._lock = _ApplyLock()
+        self._unmapped: dict[int, str] = {}  # slots whose handle could not be mapped, and why
+        self._strategy: apply.Strategy | None = None
+        self._init: Init | None = None
+        self._stash: Receive | None = None  # the newest Receive read and not yet applied
+        self._lock = ApplyLock()
+        self._io = threading.Lock()  # one thread reads the channel at a time
+        self._wlock = threading.Lock()  # one thread writes it at a time
         self._closing = False
         self._thread: threading.Thread | None = None
         self._wake_r, self._wake_w = os.pipe()
         self.failure: BaseException | None = None
+        self._unreported: BaseException | None = None  # a violation poll() has not raised yet
 
     # ---- public binding ----------------------------------------------------
 
@@ -153,120 +103,181 @@ class Receiver:
 
     @property
     def stopped(self) -> bool:
-        """True exactly in states stopped, failed and closed: no version can come any more (SM-R-8).
-
-        False before connect() and while live, also after an Ack(error), which a later
-        version can repair (ACK-6).
-        """
-        return self._state in (_S.STOPPED, _S.CLOSED, _S.FAILED)
+        """True exactly in states stopped, failed and closed: no version can come any more (SM-R-8)."""
+        return self._machine.stopped
 
     @property
-    def weights(self) -> MappingProxyType:
+    def closed(self) -> bool:
+        return self._machine.state is ReceiverState.CLOSED
+
+    @property
+    def weights(self) -> MappingProxyType[str, torch.Tensor]:
         """Name -> tensor of the version this receiver holds (read it inside reading() in push mode)."""
-        if self._checker is None:
-            raise ProtocolError("no weights before connect() (SM-R)")
-        return MappingProxyType(dict(zip(self._names, self._current())))
+        strategy, init = self._strategy, self._init
+        if strategy is None or init is None:
+            raise LocalProtocolError("no weights before connect() (SM-R)")
+        if self.zero_copy and self._version is None:
+            return MappingProxyType({})  # no version held: nothing to view (ACK-6)
+        names = [e.name for e in init.manifest]
+        return MappingProxyType(dict(zip(names, strategy.current())))
 
     def connect(self, timeout: float | None = None) -> int:
         """Wait for Init, check the target, apply the current version, answer Ready (INIT-*).
 
-        Every refusal is answered with Ready(error) before it is raised, so the sender's
-        connect fails at once instead of waiting out its timeout: ProtocolError for
-        another protocol or receiver id (INIT-2, MSG-2), WeightsMismatchError for a
-        target that does not match (INIT-3), ReceiverError when applying failed (INIT-6).
+        `timeout` bounds the whole handshake (INIT-5). Every refusal is answered with
+        Ready(error) before it is raised, so the sender's connect fails at once:
+        RemoteProtocolError for another protocol or receiver id (INIT-2, MSG-2),
+        WeightsMismatchError for a target that does not match (INIT-3), ReceiverError
+        when applying failed (INIT-6).
         """
         self._check_open()
-        if self._state is not _S.NEW:
-            raise ProtocolError(f"receiver {self.id} is {self._state.value}; connect() is called once (SM-R)")
-        deadline = transport.Deadline(timeout)
+        deadline = Deadline(timeout)
+        if self._machine.state is not ReceiverState.NEW or self._init is not None:
+            raise LocalProtocolError(f"receiver {self.id} is {self._machine.state.value}; connect() is called once")
+        if self._channel is None:
+            assert self._url is not None, "a receiver made without a channel joins by URL"
+            try:
+                self._channel, _ = rendezvous.dial(self._url, deadline)  # RDV-3; refusals raise RefusedError
+            except RemoteProtocolError as e:
+                self._broken(e)
+                raise
         try:
-            if not self._channel.poll(deadline.left()):
-                raise SyncTimeoutError(
-                    [self.id], None, hint="no Init from the sender: did the trainer call sender.connect()?"
-                )
-            msg = self._channel.recv()
+            item = self._channel.recv(deadline)
+            if item is None:
+                raise SyncTimeoutError([self.id], None, hint="no Init from the sender: did the trainer call "
+                                       "sender.connect()? (INIT-5)")
+            msg, fds = item
+            self._machine.receive(msg)  # a Receive or a second Init here is SM-R-7
         except transport.ChannelClosed:
-            self._state = step(RECEIVER_TABLE, self._state, "channel closed")
+            self._machine.channel_closed()
             raise ClosedError(f"receiver {self.id}: the sender is gone before the handshake") from None
-        except ProtocolError as e:  # undecodable (MSG-3): stop and cut the channel (SM-R-7)
+        except RemoteProtocolError as e:
             self._broken(e)
             raise
         if isinstance(msg, Stop):
-            self._state = step(RECEIVER_TABLE, self._state, "recv Stop")
             raise ClosedError(f"receiver {self.id}: the sender closed before the handshake")
-        if not isinstance(msg, Init):
-            try:
-                step(RECEIVER_TABLE, self._state, message_event(msg), f"receiver {self.id}")
-            except ProtocolError as e:
-                self._broken(e)  # SM-R-7: stop and cut the channel
-                raise
+        assert isinstance(msg, Init), "in state new the machine lets only Init and Stop through (SM-R-7)"
+        self._init = msg
+        buffer = msg.slot  # where the Init's version is: a slot, or a buffer filled by the data plane (NET-2)
         try:
-            self._map(msg.slots)
-            self._bind(msg)
-            self._apply(msg.version, msg.slot)
-        except transport.ChannelClosed:
-            self._state = step(RECEIVER_TABLE, self._state, "channel closed")
-            raise ClosedError(f"receiver {self.id}: the sender is gone during the handshake") from None
-        except (WeightsMismatchError, ProtocolError) as e:
-            self._refuse(str(e))
+            self._machine.check_init(msg)  # INIT-2, MSG-2
+            if msg.data_plane is not None:
+                buffer = self._net_setup(msg, deadline)
+            else:
+                self._map(msg.slots, fds)
+            self._strategy = apply.make(self.id, msg, self._target, self.zero_copy, {msg.slot: self._mapped[buffer]})
+            self._apply(msg.version, buffer)
+        except (WeightsMismatchError, RemoteProtocolError) as e:
+            self._refuse(str(e), deadline)
             raise
         except Exception as e:  # noqa: BLE001 - whatever stopped the apply is reported (INIT-6)
             detail = f"{type(e).__name__}: {e}"
-            self._refuse(detail)
+            self._refuse(detail, deadline)
             raise ReceiverError(
                 [self.id], msg.version, {self.id: detail}, hint="the Init's version could not be applied (INIT-6)"
             ) from e
-        self._received = msg.version
-        if not self._send(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy)):
+        caps = ("network",) if msg.data_plane is not None else ()
+        if not self._answer(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy, capabilities=caps), deadline):
             raise ClosedError(f"receiver {self.id}: the sender closed during the handshake")
-        self._state = step(RECEIVER_TABLE, self._state, "recv Init(match)")
+        self._machine.accept_init(msg.version)
+        if self._net is not None:
+            self._net_start(buffer)
         if self.mode == "push":
-            self._thread = threading.Thread(target=self._run, name=f"weightsync-receiver-{self.id}", daemon=True)
+            run = self._net_run if self._net is not None else self._run
+            self._thread = threading.Thread(target=run, name=f"weightsync-receiver-{self.id}", daemon=True)
             self._thread.start()
         log.debug("receiver %d connected at version %d", self.id, msg.version)
         return msg.version
 
     @contextmanager
-    def reading(self):
-        """A block in which the weights do not change: push mode applies only outside it (CONS-2)."""
+    def reading(self, timeout: float | None = None) -> Iterator[Receiver]:
+        """A block in which the weights do not change: applies wait until it ends (CONS-2).
+
+        It waits while an apply runs or waits; `timeout` bounds that wait (SyncTimeoutError).
+        """
         self._check_open()
-        with self._lock.read():
+        try:
+            cm = self._lock.read(Deadline(timeout))
+            cm.__enter__()
+        except TimeoutError:
+            raise SyncTimeoutError([self.id], None, hint="an apply held the weights past the timeout") from None
+        try:
             yield self
+        finally:
+            cm.__exit__(None, None, None)
 
     def poll(self, timeout: float | None = 0.0) -> int | None:
-        """Pull mode: apply the newest pending version and return it, or None if none came (CONS-3)."""
+        """Pull mode: apply the newest pending version and return it, or None if none came (CONS-3).
+
+        `timeout` bounds the wait for a version and for readers in other threads to
+        leave their `reading()` blocks; a version they hold back stays pending and the
+        next poll() applies it.
+        """
         self._check_open()
-        deadline = transport.Deadline(timeout)  # a negative timeout raises ValueError (section 10)
+        deadline = Deadline(timeout)  # a negative timeout raises ValueError (section 10)
         if self.mode != "pull":
-            raise ProtocolError("poll() is for mode='pull'; push mode applies in the background")
-        if self._state is _S.NEW:
-            raise ProtocolError(f"receiver {self.id}: call connect() before poll() (SM-R)")
+            raise LocalProtocolError("poll() is for mode='pull'; push mode applies in the background")
+        if self._machine.state is ReceiverState.NEW:
+            raise LocalProtocolError(f"receiver {self.id}: call connect() before poll() (SM-R)")
         if self._lock.reading_here():
-            raise ProtocolError("poll() inside reading() would change the weights being read (CONS-1)")
-        if self.stopped:
-            return None
+            raise LocalProtocolError("poll() inside reading() would change the weights being read (CONS-3: it would break CONS-1)")
+        left = deadline.left()
+        if not self._io.acquire(timeout=-1 if left is None else left):
+            raise SyncTimeoutError([self.id], None, hint="another thread is polling this receiver")
         try:
-            if not self._channel.poll(deadline.left()):
+            if self.stopped or self._closing:
                 return None
-        except transport.ChannelClosed:
-            self._state = step(RECEIVER_TABLE, self._state, "channel closed")
+            if self._net is not None:
+                return self._poll_network(deadline)
+            try:
+                self._read(deadline)
+            except RemoteProtocolError as e:
+                self._broken(e)
+                raise
+            msg = self._stash
+            if msg is None or self._closing or self.stopped:
+                return None  # after Stop no version is applied (LIFE-7)
+            try:
+                if not self._lock.acquire_write(deadline, lambda: self._closing):
+                    return None  # readers in other threads held it past the timeout: still pending
+            except Cancelled:
+                return None
+            try:
+                self._stash = None
+                status, detail = self._apply_and_ack(msg)
+            finally:
+                self._lock.release_write()
+        finally:
+            self._io.release()
+        if status != OK:
+            raise ReceiverError([self.id], msg.version, {self.id: detail})
+        return msg.version
+
+    def _poll_network(self, deadline: Deadline) -> int | None:
+        msg = self._net_take(deadline)
+        if msg is None:
+            failure, self._unreported = self._unreported, None
+            if failure is not None:  # SM-R-7: poll() raises the violation that stopped it, once
+                raise failure
             return None
         try:
-            msg = self._take()
-        except ProtocolError as e:
-            self._broken(e)
-            raise
-        if msg is None:
+            if not self._lock.acquire_write(deadline, lambda: self._closing):
+                self._net_untake(msg)
+                return None
+        except Cancelled:
             return None
-        with self._lock.write(lambda: self._closing):  # readers in other threads hold still (CONS-2)
+        try:
             status, detail = self._apply_and_ack(msg)
+        finally:
+            self._lock.release_write()
+            self._net_applied(msg, status == OK)
         if status != OK:
             raise ReceiverError([self.id], msg.version, {self.id: detail})
         return msg.version
 
     def close(self) -> None:
         """Stop applying, close the channel, unmap the slots; idempotent (LIFE-5)."""
-        if self._state is _S.CLOSED:
+        if self.closed:
             return
         self._closing = True
         os.write(self._wake_w, b"x")
@@ -275,124 +286,84 @@ class Receiver:
             self._thread.join(timeout=_CLOSE_WAIT)
             if self._thread.is_alive():  # pragma: no cover - only a stuck torch copy could do this
                 log.error("receiver %d: apply thread did not stop within %.0f s", self.id, _CLOSE_WAIT)
-        self._channel.close()
-        os.close(self._wake_r)
-        os.close(self._wake_w)
-        if not self.zero_copy:
-            self._views.clear()
-        for mapped in self._mapped.values():
-            mapped.close()
-        self._mapped.clear()
-        self._state = step(RECEIVER_TABLE, self._state, "close")
-
-    @property
-    def closed(self) -> bool:
-        return self._state is _S.CLOSED
+        self._net_close()
+        got_io = self._io.acquire(timeout=_CLOSE_WAIT)  # a poll() in another thread leaves its wait first
+        try:
+            if self._strategy is not None and self._version is not None:
+                self._strategy.detach()  # zero-copy: own copies before the sender may reuse the slot (LIFE-5)
+            if self._channel is not None:
+                self._channel.close()
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+            if not self.zero_copy:
+                self._views.clear()
+            for mapped in self._mapped.values():
+                mapped.close()
+            self._mapped.clear()
+            self._machine.close()
+        finally:
+            if got_io:
+                self._io.release()
 
     def __enter__(self) -> Receiver:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Receiver(id={self.id}, mode={self.mode!r}, version={self._version}, state={self._state.value!r})"
+        return (f"Receiver(id={self.id}, mode={self.mode!r}, version={self._version}, "
+                f"state={self._machine.state.value!r})")
 
     # ---- internals -----------------------------------------------------------
 
     def _check_open(self) -> None:
-        if self._state is _S.CLOSED:
+        if self.closed:
             raise ClosedError(f"receiver {self.id} is closed (LIFE-6)")
 
-    def _refuse(self, detail: str) -> None:
-        """Answer the Init with Ready(error, detail) and move to failed (SM-R-1)."""
-        if self._send(Ready(self.id, None, ERROR, detail)):
-            self._state = step(RECEIVER_TABLE, self._state, "recv Init(mismatch)")
-
-    def _send(self, msg: object) -> bool:
+    def _answer(self, msg: object, deadline: Deadline | None = None) -> bool:
+        """Sends an answer, waiting at most for the write bound; False when the sender is gone."""
+        ch = self._channel
+        assert ch is not None, "answers follow the Init, read from the channel"
         try:
-            self._channel.send(msg)
-            return True
+            with self._wlock:  # the applier's answers and the network thread's heartbeats
+                sent = ch.send_bounded(msg, deadline or Deadline(_WRITE_BOUND))
+            if sent:
+                return True
+            self._broken(RemoteProtocolError(f"the sender did not read its channel for {_WRITE_BOUND:.0f} s",
+                                             state=self._machine.state.value, event="send", requirement="SEC-3"))
         except transport.ChannelClosed:
-            if self._state in (_S.NEW, _S.LIVE):
-                self._state = step(RECEIVER_TABLE, self._state, "channel closed")
-            return False
+            self._machine.channel_closed()
+        return False
 
-    def _map(self, slots) -> None:
-        """Maps the slots a message describes; CPU slots' descriptors follow the message."""
-        fds = iter(self._channel.recv_fds(sum(1 for s in slots if not s.ipc)))
+    def _refuse(self, detail: str, deadline: Deadline) -> None:
+        """Answer the Init with Ready(error, detail) and move to failed (SM-R-1)."""
+        if self._answer(Ready(self.id, None, ERROR, detail[: wire.MAX_DETAIL // 4]), deadline):
+            self._machine.refuse_init()
+
+    def _map(self, slots: Iterable[SlotInfo], fds: list[int]) -> None:
+        """Maps the slots a message introduces; CPU slots' handles came with it, in list order (WIRE-4)."""
+        init, handles = self._init, iter(fds)
         for info in slots:
-            mapped = map_slot(info, None if info.ipc else next(fds))
+            assert init is not None, "connect() keeps the Init before it maps the Init's slots"
+            fd = None if info.ipc else next(handles)
+            try:
+                mapped = map_slot(info, fd)
+            except Exception as e:  # noqa: BLE001 - an apply from this slot will say why (ACK-6)
+                self._unmapped[info.slot] = f"slot {info.slot} could not be mapped: {type(e).__name__}: {e}"
+                if info in init.slots:
+                    raise
+                continue
+            assert mapped.tensor is not None, "mapped just now"
             self._mapped[info.slot] = mapped
-            if self._checker is not None:
-                self._views[info.slot] = layout.views(mapped.tensor, self._checker.manifest)
-
-    def _bind(self, init: Init) -> None:
-        if init.protocol.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
-            raise ProtocolError(f"sender speaks protocol {init.protocol}, this receiver {PROTOCOL_VERSION} (INIT-2)")
-        if init.receiver != self.id:
-            raise ProtocolError(f"Init for receiver {init.receiver} reached receiver {self.id} (MSG-2)")
-        self._checker = layout.Checker(init.manifest)
-        self._names = list(self._checker.names)
-        for sid, mapped in self._mapped.items():
-            self._views[sid] = layout.views(mapped.tensor, init.manifest)
-        device = torch.device(init.manifest[0].device) if init.manifest else torch.device("cpu")
-        if device.type == "cuda":
-            self._stream = torch.cuda.Stream(device)
-        if self._target is None:
-            if not self.zero_copy:
-                self._own = self._own_tensors(init)
-        else:
-            self._targets("INIT-3")  # raises WeightsMismatchError naming what differs
-
-    def _own_tensors(self, init: Init) -> list[torch.Tensor]:
-        """Tensors for a receiver without a target: views of one buffer laid out like a
-        CPU slot, so that applying a version is one copy whatever the number of arrays."""
-        slot = self._mapped[init.slot].tensor
-        if slot.device.type == "cpu" and all(e.device == "cpu" for e in init.manifest):
-            self._own_bytes = torch.empty_like(slot)
-            return layout.views(self._own_bytes, init.manifest)
-        return [torch.empty(e.shape, dtype=layout.dtype_of(e.dtype), device=e.device) for e in init.manifest]
-
-    def _targets(self, rule: str = "ACK-7") -> list[torch.Tensor]:
-        """The target's tensors in manifest order, checked as they are now (INIT-3, ACK-7).
-
-        Read afresh on every call: the caller may have replaced a tensor or assigned its
-        `.data`, and an apply must not write a target that no longer matches.
-        """
-        try:
-            return self._checker.ordered(layout.flatten(self._target, detach=False), allow_grad=True)
-        except WeightsMismatchError as e:
-            raise WeightsMismatchError(f"the target of receiver {self.id}: {e} ({rule})") from None
-
-    def _current(self) -> list[torch.Tensor]:
-        if self._target is not None:
-            return self._targets()
-        if self.zero_copy:
-            return self._views[self._held] if self._version is not None else []
-        return self._own
+            self._views[info.slot] = layout.views(mapped.tensor, init.manifest)
 
     def _apply(self, version: int, sid: int) -> None:
-        src = self._views[sid]
-        mapped = self._mapped[sid]
-        if self.zero_copy:
-            mapped.ready()  # host waits for the sender's write of this slot (CUDA-2)
-            if self._target is not None:
-                for dst, view in zip(self._targets(), src):
-                    dst.data = view
-        else:
-            dst = self._own if self._target is None else self._targets()
-            if self._own_bytes is not None:  # set only without a target: dst views it
-                self._own_bytes.copy_(mapped.tensor)
-            elif self._stream is None:
-                with torch.no_grad():
-                    torch._foreach_copy_(dst, src)
-            else:
-                with torch.no_grad(), torch.cuda.stream(self._stream):
-                    mapped.ready(self._stream)
-                    torch._foreach_copy_(dst, src, non_blocking=True)
-                self._stream.synchronize()  # the read ends before the ack frees the slot (CUDA-3)
-        self._held = sid
+        if sid in self._unmapped:
+            raise RuntimeError(self._unmapped[sid])
+        strategy = self._strategy
+        assert strategy is not None, "connect() makes the strategy before the first apply"
+        strategy.apply(self._views[sid], self._mapped[sid])
         self._version = version
 
     def _apply_and_ack(self, msg: Receive) -> tuple[str, str]:
@@ -401,56 +372,85 @@ class Receiver:
             self._apply(msg.version, msg.slot)
         except Exception as e:  # noqa: BLE001 - any failure is reported to the sender (ACK-6)
             self._version = None
-            status, detail = ERROR, f"{type(e).__name__}: {e}"
+            status, detail = ERROR, f"{type(e).__name__}: {e}"[: wire.MAX_DETAIL // 4]
             log.error("receiver %d could not apply version %d: %s", self.id, msg.version, detail)
-        self._send(Ack(self.id, msg.version, status, detail))
+        self._answer(Ack(self.id, msg.version, status, detail))
         return status, detail
 
-    def _take(self) -> Receive | None:
-        """Read every ready message; the newest Receive wins, older ones are superseded (ACK-2)."""
-        newest: Receive | None = None
-        while True:
-            try:
-                msg = self._channel.recv()
-            except transport.ChannelClosed:
-                self._state = step(RECEIVER_TABLE, self._state, "channel closed")
-                return None
-            if isinstance(msg, Stop):
-                self._state = step(RECEIVER_TABLE, self._state, "recv Stop")
-                return None
-            self._state = step(RECEIVER_TABLE, self._state, message_event(msg), f"receiver {self.id}")
-            last = self._received
-            if last is not None and msg.version <= last:
-                raise ProtocolError(f"Receive of version {msg.version} after version {last} (VER-3)")
-            self._map(msg.new_slots)
-            if msg.slot not in self._views:
-                raise ProtocolError(f"Receive names slot {msg.slot}, whose handle never came (SLOT-1)")
-            self._received = msg.version
-            newest = msg
-            if not self._channel.poll(0):
-                return newest
+    def _on_message(self, msg: object, fds: list[int]) -> None:
+        try:
+            self._machine.receive(msg)
+        except RemoteProtocolError:
+            transport.Channel._close_fds(fds)
+            raise
+        if isinstance(msg, Receive):
+            self._map(msg.new_slots, fds)
+            self._stash = msg  # a newer Receive supersedes an older one (ACK-2)
+
+    def _read(self, deadline: Deadline) -> None:
+        """Reads every message that is ready, waiting until `deadline` for one when none is pending."""
+        ch = self._channel
+        assert ch is not None, "reads follow connect()"
+        got = False
+        wait: float | None
+        while not self._closing:
+            item = ch.next()
+            if item is not None:
+                self._on_message(*item)
+                got = True
+                continue
+            if ch.eof:
+                self._machine.channel_closed()
+                return
+            if self.stopped:
+                return
+            if ch.overdue():
+                raise RemoteProtocolError(f"a frame was started and not finished within {transport.FRAME_BOUND:.0f} s",
+                                          state=self._machine.state.value, event="recv frame", requirement="WIRE-7")
+            if got:
+                return  # fill() took what the socket held: no need to look again
+            if self._stash is not None:
+                wait = 0.0
+            else:
+                timer = ch.frame_timer()
+                wait = deadline.left() if timer is None else deadline.cap(timer)
+            ready = transport.readable([ch, self._wake_r], wait)
+            if self._closing:
+                return
+            if ch in ready:
+                ch.fill()
+            elif wait == 0.0 or (deadline.expired() and not ch.overdue()):
+                return
 
     def _run(self) -> None:
+        """Push mode: read, and apply the newest version at the next safe point (CONS-2)."""
+        forever = Deadline(None)
         try:
             while not self._closing:
-                ready = transport.wait([self._channel, self._wake_r], None)
-                if self._closing or self._wake_r in ready:
-                    return
-                msg = self._take()
-                if msg is not None:
-                    with self._lock.write(lambda: self._closing):
+                self._read(forever)
+                msg = self._stash
+                if msg is not None and not self._closing and not self.stopped:
+                    self._lock.acquire_write(forever, lambda: self._closing)
+                    try:
+                        self._stash = None
                         self._apply_and_ack(msg)
+                    finally:
+                        self._lock.release_write()
                 if self.stopped:
                     return
-        except _Cancelled:
+        except Cancelled:
             return
         except Exception as e:  # noqa: BLE001 - the thread must not die silently
             self._broken(e)
 
     def _broken(self, error: Exception) -> None:
         """A sender that broke the protocol: keep the error, stop, and cut the channel (SM-R-7)."""
+        if isinstance(error, RemoteProtocolError) and not error.state:
+            error.state = self._machine.state.value
         log.error("receiver %d stopped: %s", self.id, error)
-        self._channel.close()
-        if self._state in (_S.NEW, _S.LIVE):
-            self._state = step(RECEIVER_TABLE, self._state, "channel closed")
+        if self._channel is not None:
+            self._channel.close()
+        self._machine.channel_closed()
+        self._unreported = error if isinstance(error, RemoteProtocolError) else None
         self.failure = error  # last: whoever sees it also sees `stopped`
+

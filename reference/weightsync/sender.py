@@ -1,139 +1,61 @@
-"""The sender: owns the slots, publishes versions, collects acks (spec sections 5-8)."""
+"""The sender: the public calls, versions, and publishing into the slot pool (spec sections 5-9).
+
+What a message means and what it settles is decided in protocol.PeerMachine;
+which slot may be written in slots.SlotPool; outcomes and errors in
+future.SendFuture; channels, locking and waiting in hub.Hub, which Sender
+extends. This module checks the caller's arguments and weights, writes a
+version into one slot per device, tells the targets, and waits for them.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
 import threading
-from dataclasses import dataclass, field
-from multiprocessing import connection
+import time
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from multiprocessing.context import BaseContext
+from typing import TypeAlias
 
 import torch
 
-from . import layout, transport
-from .slots import Group, Slot, make_slot
-from .errors import (
-    ClosedError,
-    ProtocolError,
-    ReceiverDiedError,
-    ReceiverError,
-    SyncTimeoutError,
-)
-from .protocol import (
-    ERROR,
-    OK,
-    PROTOCOL_VERSION,
-    SENDER_TABLE,
-    Ack,
-    Init,
-    PeerState,
-    Ready,
-    Receive,
-    Stop,
-    message_event,
-    step,
-)
+from . import layout, netplane, transport
+from .errors import LocalProtocolError, SyncTimeoutError, receivers_error
+from .future import RESTART_HINT, SETTLE, SendFuture
+from .hub import Hub, _earlier, _Peer
+from .messages import PROTOCOL_VERSION, Entry, Init, Receive, Stop
+from .packing import Packed
+from .protocol import PeerState, readers
+from .slots import CpuSlot, Group, Slot, SlotPool
+from .transport import Deadline, Handle
 
 log = logging.getLogger("weightsync")
 
-_DIED = "died"
+#: Bytes a receiver may leave unread in its channel before a send to it waits for it (SEC-3).
+OUTBOX_LIMIT = 1 << 20
+_FOREVER = Deadline(None)
+
+#: A slot device as `devices` may name it: "cuda:1", torch.device("cpu"), or a CUDA index (CUDA-1).
+DeviceLike: TypeAlias = str | int | torch.device
 
 
-class Handle:
-    """What a receiver process needs to reach the sender: pass it as a Process argument.
-
-    It travels only to a process started with spawn or forkserver (CON-2), and
-    only before the sender's connect() consumes it.
-    """
-
-    def __init__(self, receiver: int, conn: connection.Connection):
-        self.receiver = receiver
-        self.conn = conn
-
-    def __reduce__(self):
-        if self.conn.closed:
-            raise ProtocolError(
-                f"handle({self.receiver}) was consumed by connect(); call sender.handle({self.receiver}) "
-                "for a new one (LIFE-2)"
-            )
-        return (Handle, (self.receiver, self.conn))
-
-    def __repr__(self) -> str:
-        return f"Handle(receiver={self.receiver})"
-
-
-@dataclass
-class _Peer:
-    id: int
-    channel: transport.Channel
-    handle: Handle
-    group: Group
-    state: PeerState = PeerState.UNCONNECTED
-    outstanding: dict[int, int] = field(default_factory=dict)  # version -> slot, sent and not acked
-    held: set[int] = field(default_factory=set)  # slots a zero-copy receiver still reads
-    known: set[int] = field(default_factory=set)  # slots whose handles it has
-    holds_slot: bool = False
-    acked: int | None = None
-    failure: str = ""
-
-
-class SendFuture:
-    """One published version and the outcome per targeted receiver (SEND-5)."""
-
-    def __init__(self, sender: Sender, version: int, workers: list[int]):
-        self._sender = sender
-        self.version = version
-        self.workers = list(workers)
-        self._outcome: dict[int, tuple[str, str]] = {}
-
-    def done(self) -> bool:
-        """True once every targeted receiver has answered (acked, failed or gone).
-
-        Reads the answers that have already arrived, without waiting, so that a caller
-        polling done() sees them (API-2); a thread busy in another call reads them anyway.
-        """
-        if not self._complete():
-            self._sender._refresh()
-        return self._complete()
-
-    def _complete(self) -> bool:
-        return len(self._outcome) == len(self.workers)
-
-    def wait(self, timeout: float | None = None) -> int:
-        """The version once every target acked it ok; else the error of SEND-2. May be called again."""
-        return self._sender._wait(self, transport.Deadline(timeout))
-
-    def _settle(self, worker: int, status: str, detail: str) -> None:
-        self._outcome.setdefault(worker, (status, detail))
-
-    def _raise_failures(self) -> None:
-        errors = {w: d for w, (s, d) in self._outcome.items() if s not in (OK, _DIED)}
-        if errors:
-            raise ReceiverError(errors, self.version, errors)
-        died = {w: d for w, (s, d) in self._outcome.items() if s == _DIED}
-        if died:
-            raise ReceiverDiedError(died, self.version, died, hint=_RESTART_HINT)
-
-    def __repr__(self) -> str:
-        return f"SendFuture(version={self.version}, workers={self.workers}, done={self._complete()})"
-
-
-_RESTART_HINT = "restart it with sender.handle(i) and sender.connect(workers=[i]), or leave it out of workers="
-
-
-class Sender:
+class Sender(Hub):
     """Publishes versions of `weights` to `num_workers` receivers.
 
     The sender copies the weights into slots of its own; the caller's tensors
     are never shared or aliased (CONS-4). Receivers that share a slot device
     (`devices`, CUDA-1) share one group of slots, and `max_slots` (at least 2,
-    default `num_workers + 2`) bounds each group, not the total: with slots on
-    k devices the sender holds up to k * max_slots slots (SLOT-3). Not
-    thread-safe beyond one lock that serialises its public calls.
+    default `num_workers + 2`) bounds each group, not the total (SLOT-3).
+    Its calls may be made from several threads (API-7). With `listen` (an address
+    such as "unix:@name" or "tcp://host:0") receivers may also join by `url(i)`
+    (RDV-*); a helper thread answers joins even while none of its calls runs (RDV-6).
     """
 
-    def __init__(self, weights, num_workers: int, *, devices=None, ctx=None, max_slots: int | None = None):
-        if not isinstance(num_workers, int) or num_workers < 1:
+    def __init__(self, weights: layout.Weights, num_workers: int, *,
+                 devices: Sequence[DeviceLike] | Callable[[int], DeviceLike] | None = None,
+                 ctx: BaseContext | None = None, max_slots: int | None = None, listen: str | None = None):
+        if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
             raise ValueError(f"num_workers must be a positive int, got {num_workers!r}")
         if ctx is not None and ctx.get_start_method() == "fork":
             raise ValueError("a fork context cannot be used: receivers must be started with spawn or forkserver (CON-2)")
@@ -145,31 +67,26 @@ class Sender:
             raise NotImplementedError(f"weights on several devices {sources}; move them to one device first")
         self._checker = layout.Checker(self._manifest)
         targets = _slot_devices(devices, num_workers, torch.device(sources[0]))
-        self._max_slots = max_slots if max_slots is not None else num_workers + 2
-        if self._max_slots < 2:
+        max_slots = max_slots if max_slots is not None else num_workers + 2
+        if max_slots < 2:
             raise ValueError("max_slots must be at least 2 (SLOT-1)")
-        self._lock = threading.RLock()
-        self._closed = False
-        self._groups: dict[torch.device, Group] = {}
-        self._slot_ids = 0
-        self._pending: list[SendFuture] = []
         self._version = 0
+        self._futures: dict[int, SendFuture] = {}
+        self._store: netplane.Store | None = None  # the data plane's rendezvous, made at the first network join
+        super().__init__(SlotPool(max_slots), listen, num_workers)
         try:
             tensors = self._checker.ordered(flat)
             for device in dict.fromkeys(targets):
                 manifest = tuple(dataclasses.replace(e, device=str(device)) for e in self._manifest)
-                group = Group(device, layout.slot_nbytes(self._manifest, sources[0]), manifest)
-                self._groups[device] = group
-                for _ in range(2):
-                    self._add_slot(group)
+                group = self._pool.add_group(device, layout.slot_nbytes(self._manifest, sources[0]), manifest)
                 group.slots[0].write(tensors)
-                group.slots[0].version = 0
-                group.latest = group.slots[0]
-            self._peers = [self._new_peer(i, self._groups[targets[i]]) for i in range(num_workers)]
+                self._pool.publish(group, group.slots[0], 0)
+            self._peers.extend(self._new_peer(i, self._pool.groups[targets[i]]) for i in range(num_workers))
         except BaseException:
-            self._release()
+            self._finalizer()
             raise
-        log.debug("sender: %d entries on %s, slot groups %s", len(self._manifest), sources[0], list(self._groups))
+        self._start_helper()
+        log.debug("sender: %d entries on %s, slot groups %s", len(self._manifest), sources[0], list(self._pool.groups))
 
     # ---- public binding ----------------------------------------------------
 
@@ -183,144 +100,218 @@ class Sender:
         return len(self._peers)
 
     @property
-    def manifest(self):
+    def manifest(self) -> tuple[Entry, ...]:
         return self._manifest
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def address(self) -> str | None:
+        """The address receivers join at (the port chosen for "tcp://HOST:0"), or None without `listen`."""
+        return self._listener.address.text if self._listener else None
+
+    def url(self, i: int) -> str:
+        """What a process needs to join as receiver `i`: address, id and its secret (RDV-1, RDV-2).
+
+        Keep it as secret as the weights: it lets its holder be receiver `i`.
+        """
+        with self._locked(_FOREVER):
+            self._check_id(i)
+            if self._listener is None:
+                raise LocalProtocolError("this sender does not listen: create it with listen='unix:@name' (RDV-1)")
+            return self._listener.url(i)
 
     def handle(self, i: int) -> Handle:
         """The picklable handle for receiver `i` (a new one after `i` failed or is gone, LIFE-2)."""
-        with self._lock:
-            self._check_open()
+        with self._locked(_FOREVER):
             peer = self._peers[self._check_id(i)]
-            self._pump(0)
-            if peer.state is PeerState.UNCONNECTED:
+            self._look()
+            state = peer.machine.state
+            if state is PeerState.UNCONNECTED and peer.handle is not None:
                 return peer.handle
-            if peer.state is PeerState.LIVE:
-                raise ProtocolError(
+            if state is PeerState.UNCONNECTED and peer.channel is None:  # listening: a handle on demand
+                fresh = self._new_peer(i, peer.group, pair=True)
+                assert fresh.handle is not None, "pair=True makes a socket pair and its handle"
+                peer.channel, peer.handle = fresh.channel, fresh.handle
+                return fresh.handle
+            if state is PeerState.LIVE:
+                raise LocalProtocolError(
                     f"receiver {i} is connected; a new handle is issued only once it failed or is gone (LIFE-3)"
                 )
-            step(SENDER_TABLE, peer.state, "new handle", f"receiver {i}")
-            self._drop_peer(peer, "replaced by a new handle")
-            self._peers[i] = self._new_peer(i, peer.group)
-            return self._peers[i].handle
+            self._replace(peer)
+            assert peer.handle is not None, "_replace gave it a new socket pair and its handle"
+            return peer.handle
 
-    def connect(self, timeout: float | None = None, *, workers=None) -> None:
+    def connect(self, timeout: float | None = None, *, workers: Iterable[int] | None = None) -> None:
         """The handshake (Init, then Ready) with `workers` (INIT-*).
 
         By default every receiver that is not live yet and has not failed: so after
         one receiver's failure was raised, calling connect() again waits for the rest.
         A named receiver that is already live is left as it is.
         """
-        deadline = transport.Deadline(timeout)
+        deadline = Deadline(timeout)
         waiting = (PeerState.UNCONNECTED, PeerState.CONNECTING)
-        with self._lock:
-            self._check_open()
+        ended = (PeerState.FAILED, PeerState.GONE)
+        with self._locked(deadline):
             if workers is None:
-                targets = [p.id for p in self._peers if p.state in waiting]
+                targets = [i for i, p in enumerate(self._peers) if p.machine.state in waiting]
             else:
-                targets = [i for i in self._check_workers(workers) if self._peers[i].state is not PeerState.LIVE]
+                targets = [i for i in self._check_workers(workers) if self._peers[i].machine.state is not PeerState.LIVE]
             for i in targets:
-                peer = self._peers[i]
-                if peer.state not in waiting:
-                    raise ProtocolError(
-                        f"receiver {i} is {peer.state.value}; restart it with handle({i}) first (LIFE-2)"
-                    )
+                state = self._peers[i].machine.state
+                if state not in waiting and self._listener is None:
+                    raise LocalProtocolError(f"receiver {i} is {state.value}; restart it with handle({i}) first (LIFE-2)")
+            # A listening sender waits for a new process to join in place of a gone or failed one (RDV-5).
+            rejoin = {i: self._peers[i].machine.incarnation for i in targets if self._peers[i].machine.state in ended}
             for i in targets:
-                if self._peers[i].state is PeerState.UNCONNECTED:
+                if self._peers[i].machine.state is PeerState.UNCONNECTED and self._peers[i].channel is not None:
                     self._send_init(self._peers[i])
+            self._look()
+            settle_by: float | None = None
             while True:
-                # A failure is raised as soon as it is known (INIT-5); receivers still
-                # connecting finish their handshake in a later call.
-                failed = {i: self._peers[i].failure for i in targets if self._peers[i].state is PeerState.FAILED}
+                failed = {i: self._peers[i].machine for i in targets if self._peers[i].machine.state in ended
+                          and self._peers[i].machine.incarnation != rejoin.get(i)}
+                connecting = [i for i in targets if i not in failed and self._peers[i].machine.state is not PeerState.LIVE]
                 if failed:
-                    raise ReceiverError(failed, self._version, failed, hint=_RESTART_HINT)
-                gone = {i: self._peers[i].failure for i in targets if self._peers[i].state is PeerState.GONE}
-                if gone:
-                    raise ReceiverDiedError(gone, self._version, gone, hint="was its process started with handle(i)?")
-                connecting = [i for i in targets if self._peers[i].state is PeerState.CONNECTING]
+                    if settle_by is None:
+                        settle_by = time.monotonic() + SETTLE
+                    if not connecting or time.monotonic() >= settle_by or deadline.expired():
+                        raise receivers_error({i: m.cause for i, m in failed.items()},
+                                              {i: m.failure for i, m in failed.items()}, self._version, RESTART_HINT)
                 if not connecting:
                     return
                 if deadline.expired():
-                    raise SyncTimeoutError(connecting, self._version, hint="no Ready; did each worker call receiver.connect()?")
-                self._pump(deadline.left())
+                    raise SyncTimeoutError(connecting, self._version, hint="no Ready; did each worker start and call "
+                                           "receiver.connect() with its handle or URL? (INIT-5)")
+                self._pump(deadline if settle_by is None else _earlier(deadline, settle_by))
 
-    def send(self, weights=None, *, workers=None, timeout: float | None = None) -> int:
+    def send(self, weights: layout.Weights | None = None, *, workers: Iterable[int] | None = None,
+             timeout: float | None = None) -> int:
         """Publish a new version and return it once every target acked it (SEND-1, SEND-2)."""
-        deadline = transport.Deadline(timeout)
-        with self._lock:
+        deadline = Deadline(timeout)
+        with self._locked(deadline):
             future = self._publish(weights, workers, deadline)
-            return self._wait(future, deadline)
+            return self._await(future, deadline)
 
-    def send_async(self, weights=None, *, workers=None, timeout: float | None = None) -> SendFuture:
+    def send_async(self, weights: layout.Weights | None = None, *, workers: Iterable[int] | None = None,
+                   timeout: float | None = None) -> SendFuture:
         """Publish a new version; `timeout` bounds only the wait for a free slot (SLOT-3)."""
-        with self._lock:
-            return self._publish(weights, workers, transport.Deadline(timeout))
+        deadline = Deadline(timeout)
+        with self._locked(deadline):
+            return self._publish(weights, workers, deadline)
+
+    def drop(self, i: int, timeout: float | None = None) -> None:
+        """Cut receiver `i` off, as if it had died (API-9): for one that is alive but does not answer.
+
+        The versions pending on it fail with ReceiverDiedError, the slots it pinned are
+        free for the next send, and `handle(i)` or its URL restarts it. A receiver that is
+        not connecting or live is left as it is. `timeout` bounds only the wait for
+        another thread to leave the sender.
+        """
+        deadline = Deadline(timeout)
+        with self._locked(deadline):
+            peer = self._peers[self._check_id(i)]
+            with self._quiet(deadline):
+                if not peer.machine.active:
+                    return
+                if peer.channel is not None:
+                    try:
+                        peer.channel.send(Stop())  # queued, not waited for: the channel closes next
+                    except transport.ChannelClosed:
+                        pass
+                self._gone(peer, "dropped by the trainer: sender.drop() (API-9)")
 
     def close(self) -> None:
-        """Stop every receiver and release every channel and slot; idempotent (LIFE-4)."""
-        with self._lock:
+        """Stop every receiver and release every channel and slot; idempotent (LIFE-4).
+
+        A call waiting in another thread raises ClosedError.
+        """
+        with self._locked(_FOREVER, closing=True):
             if self._closed:
                 return
             self._closed = True
+            self._wake()
+            self._cv.wait_for(lambda: not self._pumping, timeout=transport.FRAME_BOUND)
             for peer in self._peers:
-                if peer.state in (PeerState.UNCONNECTED, PeerState.CONNECTING, PeerState.LIVE):
+                m = peer.machine
+                if m.state in (PeerState.UNCONNECTED, PeerState.CONNECTING, PeerState.LIVE):
                     try:
-                        peer.channel.send(Stop())
+                        if peer.channel is not None:
+                            peer.channel.send(Stop())
                     except transport.ChannelClosed:
                         pass
-                    peer.state = step(SENDER_TABLE, peer.state, "send Stop", f"receiver {peer.id}")
-            self._release()
+                    m.send_stop()
+                if peer.handle is not None:
+                    peer.handle.conn.close()
+            self._finalizer()
+            self._cv.notify_all()
             log.debug("sender closed at version %d", self._version)
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
+        helper = self._helper
+        if helper is not None and helper is not threading.current_thread():
+            helper.join(transport.FRAME_BOUND)
 
     def __enter__(self) -> Sender:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
-        states = ",".join(p.state.value for p in getattr(self, "_peers", []))
-        return f"Sender(version={getattr(self, '_version', None)}, receivers=[{states}], closed={self._closed})"
+        states = ",".join(p.machine.state.value for p in self._peers)
+        return f"Sender(version={self._version}, receivers=[{states}], closed={self._closed})"
 
-    # ---- internals -----------------------------------------------------------
-
-    def _new_peer(self, i: int, group: Group) -> _Peer:
-        channel, theirs = transport.pipe()
-        return _Peer(i, channel, Handle(i, theirs), group)
-
-    def _add_slot(self, group: Group) -> Slot:
-        slot = make_slot(self._slot_ids, group.device, group.nbytes, group.manifest)
-        self._slot_ids += 1
-        group.slots.append(slot)
-        return slot
-
-    def _drop_peer(self, peer: _Peer, why: str) -> None:
-        for conn in (peer.channel, peer.handle.conn):
-            conn.close()
-        self._settle_gone(peer, why)
-
-    def _release(self) -> None:
-        for peer in getattr(self, "_peers", []):
-            peer.channel.close()
+    def _send_init(self, peer: _Peer) -> None:
+        # Our copy of their end goes first, so that a receiver that never
+        # started or already died reads as end of file at once (SEND-3).
+        if peer.handle is not None:
             peer.handle.conn.close()
-        for group in self._groups.values():
-            for slot in group.slots:
-                slot.close()
-            group.slots = []
+        group, latest = peer.group, peer.group.latest
+        assert latest is not None, "version 0 is published when a group is made"
+        peer.machine.send_init(self._version, latest.id, [s.id for s in group.slots])
+        if peer.network:
+            self._send_network_init(peer)
+        else:
+            init = Init(PROTOCOL_VERSION, peer.machine.id, group.manifest, group.infos(), self._version, latest.id)
+            self._write(peer, init, group.handles(group.slots))
+        self._wake()
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ClosedError("the sender is closed (LIFE-6)")
+    def _send_network_init(self, peer: _Peer) -> None:
+        """Init without slots, naming the data plane; the Init's version follows on it (NET-1, NET-2)."""
+        group = peer.group
+        if group.device.type != "cpu":
+            self._gone(peer, f"slots on {group.device}: the network profile carries CPU slots (gloo) only")
+            return
+        channel, latest = peer.channel, group.latest
+        assert channel is not None and self._listener is not None, "a network receiver joined by URL"
+        assert isinstance(latest, CpuSlot), "a CPU group's latest slot; version 0 is published when it is made"
+        local = channel.sock.getsockname()[0]
+        if self._store is None:
+            self._store = netplane.Store(self._listener.address.sockaddr[0])
+            self._closables.append(self._store)
+        plane = self._store.data_plane(local, group.nbytes)
+        init = Init(PROTOCOL_VERSION, peer.machine.id, group.manifest, (), self._version, 0,
+                    capabilities=("network",), data_plane=plane)
+        self._write(peer, init)
+        incarnation, ref = peer.machine.incarnation, weakref.ref(self)
 
-    def _check_id(self, i) -> int:
+        def failed(why: str) -> None:  # weakly: a lane must not keep the sender alive
+            sender = ref()
+            if sender is not None:
+                sender._lane_failed(peer, incarnation, why)
+
+        peer.lane = netplane.Lane(self._store, plane, local, failed)
+        peer.lane.submit(self._version, latest.buffer.tensor)
+
+    # ---- checks --------------------------------------------------------------------
+
+    def _check_id(self, i: int) -> int:
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self._peers):
             raise ValueError(f"receiver id must be an int in [0, {len(self._peers)}), got {i!r} (SEND-6)")
         return i
 
-    def _check_workers(self, workers) -> list[int]:
+    def _check_workers(self, workers: Iterable[int]) -> list[int]:
         if isinstance(workers, (str, bytes)) or not hasattr(workers, "__iter__"):
             raise ValueError(f"workers must be a list of receiver ids, got {workers!r} (SEND-6)")
         ids = [self._check_id(i) for i in workers]
@@ -330,211 +321,129 @@ class Sender:
             raise ValueError(f"workers lists a receiver twice: {ids} (SEND-6)")
         return ids
 
-    def _send_init(self, peer: _Peer) -> None:
-        # Our copy of their end goes first, so that a receiver that never
-        # started or already died reads as end of file at once (SEND-3).
-        peer.handle.conn.close()
-        group = peer.group
-        init = Init(
-            PROTOCOL_VERSION, peer.id, group.manifest, tuple(s.info() for s in group.slots), self._version, group.latest.id
-        )
-        peer.state = step(SENDER_TABLE, peer.state, "send Init", f"receiver {peer.id}")
-        peer.outstanding = {self._version: group.latest.id}
-        peer.known = {s.id for s in group.slots}
-        try:
-            peer.channel.send(init, tuple(fd for s in group.slots for fd in s.fds()))
-        except transport.ChannelClosed as e:
-            self._gone(peer, f"channel closed during the handshake: {e}")
+    def _check_targets(self, targets: list[int]) -> None:
+        """No version is consumed for a target known to be unusable (SEND-4)."""
+        bad = [self._peers[i].machine for i in targets if self._peers[i].machine.state is not PeerState.LIVE]
+        known = {m.id: m for m in bad if m.state in (PeerState.GONE, PeerState.FAILED)}
+        if known:
+            raise receivers_error({i: m.cause for i, m in known.items()}, {i: m.failure for i, m in known.items()},
+                                  None, RESTART_HINT)
+        if bad:
+            ids = sorted(m.id for m in bad)
+            raise LocalProtocolError(f"receiver(s) {ids} are not connected; call sender.connect() first (SEND-4)")
 
-    def _publish(self, weights, workers, deadline: transport.Deadline) -> SendFuture:
-        self._check_open()
+    # ---- publishing ----------------------------------------------------------------
+
+    def _publish(self, weights: layout.Weights | None, workers: Iterable[int] | None,
+                 deadline: Deadline) -> SendFuture:
         targets = list(range(len(self._peers))) if workers is None else self._check_workers(workers)
-        self._pump(0)
+        self._look()
         source = self._source if weights is None else weights
-        # A plain dict goes straight to the checker, which rejects what flatten would (BAD-1, BAD-2).
-        tensors = self._checker.ordered(source if type(source) is dict else layout.flatten(source))
+        packed = (source if isinstance(source, Packed) and (source is self._source or source.manifest == self._manifest)
+                  else None)  # weights laid out like the slots: one copy (API-8)
+        if packed is not None:
+            packed.check()  # constant time unless a packed tensor may have left the buffer (API-8)
+        else:  # a plain dict goes straight to the checker, which rejects what flatten would (BAD-1, BAD-2)
+            tensors = self._checker.ordered(source if type(source) is dict else layout.flatten(source))
         self._check_targets(targets)
+        chosen = self._free_slots(targets, deadline)  # group -> slot
+        for slot in chosen.values():
+            if packed is not None:
+                slot.write_buffer(packed.buffer, packed.tensors)
+                continue
+            try:
+                slot.write(tensors)
+            except RuntimeError:
+                # A tensor reshaped through `.data` as a view of itself keeps its pointer and version:
+                # the copy into the free slot finds it; check everything and name it (BAD-2). The slot
+                # is free, nobody reads it, and nothing is published.
+                self._checker.forget()
+                self._checker.ordered(source if type(source) is dict else layout.flatten(source))
+                raise
+        self._version += 1
+        future = SendFuture(self, self._version, targets)
+        self._futures[self._version] = future
         # Every group gets each version, once per device, so that a joiner on any
         # device starts from the latest (LIFE-1, LAYOUT-2).
-        chosen = {device: self._free_slot(group, deadline) for device, group in self._groups.items()}
-        for slot in chosen.values():
-            slot.write(tensors)
-        self._version += 1
-        for device, slot in chosen.items():
-            slot.version = self._version
-            self._groups[device].latest = slot
-        future = SendFuture(self, self._version, targets)
-        self._pending.append(future)
+        ids: dict[Group, list[int]] = {}
+        for group, slot in chosen.items():
+            self._pool.publish(group, slot, self._version)
+            ids[group] = [s.id for s in group.slots]
         for i in targets:
             peer = self._peers[i]
-            self._send_receive(peer, chosen[peer.group.device])
+            slot = chosen[peer.group]
+            new = peer.machine.send_receive(self._version, slot.id, ids[peer.group])
+            if peer.network:  # the version follows on the data plane (NET-2)
+                self._write(peer, Receive(self._version, 0, ()))
+                if peer.lane is not None:
+                    assert isinstance(slot, CpuSlot), "the network profile carries CPU slots only"
+                    peer.lane.submit(self._version, slot.buffer.tensor)
+                continue
+            new_slots = [self._pool.by_id(peer.group, sid) for sid in new]
+            msg = Receive(self._version, slot.id, tuple(s.info() for s in new_slots))
+            self._write(peer, msg, peer.group.handles(new_slots))
         log.debug("published version %d to %s", self._version, targets)
         return future
 
-    def _check_targets(self, targets: list[int]) -> None:
-        """No version is consumed for a target known to be unusable (SEND-4)."""
-        by_state: dict[PeerState, dict[int, str]] = {}
-        for i in targets:
-            peer = self._peers[i]
-            if peer.state is not PeerState.LIVE:
-                by_state.setdefault(peer.state, {})[i] = peer.failure or peer.state.value
-        if PeerState.GONE in by_state:
-            gone = by_state[PeerState.GONE]
-            raise ReceiverDiedError(gone, None, gone, hint=_RESTART_HINT)
-        if PeerState.FAILED in by_state:
-            failed = by_state[PeerState.FAILED]
-            raise ReceiverError(failed, None, failed, hint=_RESTART_HINT)
-        if by_state:
-            ids = sorted(i for d in by_state.values() for i in d)
-            raise ProtocolError(f"receiver(s) {ids} are not connected; call sender.connect() first (SEND-4)")
-
-    def _pinned(self, group: Group) -> dict[int, set[int]]:
-        """Slot id -> receivers that may read it; the latest slot is pinned for joiners (SLOT-2)."""
-        pins: dict[int, set[int]] = {group.latest.id: set()}
-        for peer in self._peers:
-            if peer.group is group and peer.state in (PeerState.CONNECTING, PeerState.LIVE):
-                for sid in (*peer.outstanding.values(), *peer.held):
-                    pins.setdefault(sid, set()).add(peer.id)
-        return pins
-
-    def _free_slot(self, group: Group, deadline: transport.Deadline) -> Slot:
-        """A free slot of `group`, allocated while the group holds fewer than max_slots (SLOT-3)."""
+    def _free_slots(self, targets: list[int], deadline: Deadline) -> dict[Group, Slot]:
+        """A free slot per group, waiting (bounded) for acks and for slow readers' channels (SLOT-3, SEC-3)."""
+        first = True
         while True:
-            pins = self._pinned(group)
-            for slot in group.slots:
-                if slot.id not in pins:
-                    return slot
-            if len(group.slots) < self._max_slots:
-                slot = self._add_slot(group)
-                log.debug("allocated slot %d on %s", slot.id, group.device)
-                return slot
+            if not first:  # a target may have gone while this call waited (SEND-4)
+                self._check_targets(targets)
+            first = False
+            stuck = [i for i in targets if (ch := self._peers[i].channel) is not None and ch.out_bytes > OUTBOX_LIMIT]
+            chosen: dict[Group, Slot] = {}
+            full: Group | None = None
+            for group in self._pool.groups.values():
+                pins = [p.machine.pins() for p in self._peers if p.group is group]
+                slot = self._pool.choose(group, pins)
+                if slot is None:
+                    full = group
+                    break
+                chosen[group] = slot
+            if full is None and not stuck:
+                return chosen
             if deadline.expired():
-                blocking = sorted({i for ids in pins.values() for i in ids})
+                if stuck:
+                    raise SyncTimeoutError(stuck, None, hint="it does not read its channel; nothing was published (SEC-3)")
+                assert full is not None, "a group without a free slot is why none was chosen"
+                machines = [p.machine for p in self._peers if p.group is full]
+                blocking = sorted({i for s in full.slots for i in readers(s.id, machines)})
                 raise SyncTimeoutError(
                     blocking, None,
-                    hint=f"every one of {self._max_slots} slots is held by them; nothing was published (SLOT-3)",
+                    hint=f"every one of {self._pool.max_slots} slots is held by them; nothing was published (SLOT-3)",
                 )
-            self._pump(deadline.left())
-            self._check_open()
+            self._pump(deadline)
 
-    def _send_receive(self, peer: _Peer, slot: Slot) -> None:
-        new = [s for s in peer.group.slots if s.id not in peer.known]
-        msg = Receive(self._version, slot.id, tuple(s.info() for s in new))
-        try:
-            peer.channel.send(msg, tuple(fd for s in new for fd in s.fds()))
-        except transport.ChannelClosed as e:
-            self._gone(peer, f"channel closed: {e}")
-            return
-        peer.state = step(SENDER_TABLE, peer.state, "send Receive", f"receiver {peer.id}")
-        peer.known.update(s.id for s in new)
-        peer.outstanding[self._version] = slot.id
-
-    def _wait(self, future: SendFuture, deadline: transport.Deadline) -> int:
-        with self._lock:
-            while True:
-                self._check_open()
-                future._raise_failures()
-                if future._complete():
+    def _await(self, future: SendFuture, deadline: Deadline) -> int:
+        """Waits for every target's answer; raises one error naming every receiver at fault (SEND-2, SEND-7)."""
+        looked = False
+        while True:
+            by = future.settle_by()
+            if future.complete or (by is not None and time.monotonic() >= by):
+                error = future.error(timed_out=False)
+                if error is None:
                     return future.version
-                if deadline.expired():
-                    missing = [i for i in future.workers if i not in future._outcome]
-                    raise SyncTimeoutError(missing, future.version, hint="it may still ack later")
-                self._pump(deadline.left())
+                raise error
+            if deadline.expired():
+                if not looked:  # wait(0) still reads the answers that have arrived (SEND-5)
+                    looked = True
+                    self._look()
+                    continue
+                error = future.error(timed_out=True)
+                assert error is not None, "a target that has not answered has timed out"
+                raise error
+            self._pump(deadline if by is None else _earlier(deadline, by))
 
-    def _refresh(self) -> None:
-        """Read the answers that are ready, unless another thread holds the sender (it reads them)."""
-        if not self._lock.acquire(blocking=False):
-            return
-        try:
-            if not self._closed:
-                self._pump(0)
-        finally:
-            self._lock.release()
+    def _wait(self, future: SendFuture, deadline: Deadline) -> int:
+        with self._locked(deadline):
+            return self._await(future, deadline)
 
-    def _pump(self, timeout: float | None) -> None:
-        """Read every message that is ready (waiting at most `timeout` for the first)."""
-        peers = [p for p in self._peers if p.state in (PeerState.CONNECTING, PeerState.LIVE)]
-        by_channel = {id(p.channel): p for p in peers}
-        for channel in transport.wait([p.channel for p in peers], timeout):
-            peer = by_channel[id(channel)]
-            try:
-                while peer.state in (PeerState.CONNECTING, PeerState.LIVE):
-                    self._on_message(peer, channel.recv())
-                    if not channel.poll(0):
-                        break
-            except transport.ChannelClosed:
-                self._gone(peer, "its channel closed (process exited or receiver closed)")
-            except ProtocolError as e:
-                self._violation(peer, e)
-
-    def _on_message(self, peer: _Peer, msg: object) -> None:
-        who = f"receiver {peer.id}"
-        event = message_event(msg)
-        if getattr(msg, "receiver", peer.id) != peer.id:
-            raise ProtocolError(f"{who} sent a message for receiver {msg.receiver} (MSG-2)")
-        new_state = step(SENDER_TABLE, peer.state, event, who)
-        if getattr(msg, "status", OK) not in (OK, ERROR):
-            raise ProtocolError(f"{who} sent status {msg.status!r}; only 'ok' and 'error' exist (MSG-1)")
-        if isinstance(msg, Ready):
-            init_version = self._version_of_init(peer)
-            if msg.status == OK and msg.version != init_version:
-                raise ProtocolError(f"{who} answered Ready for version {msg.version}, Init carried {init_version} (INIT-4)")
-            init_slot = peer.outstanding.get(init_version)
-            peer.outstanding.clear()
-            if msg.status == OK:
-                peer.holds_slot = msg.holds_slot
-                peer.held = {init_slot} if msg.holds_slot and init_slot is not None else set()
-                peer.acked = msg.version
-            else:
-                peer.failure = msg.detail or "handshake failed"
-        elif isinstance(msg, Ack):
-            if msg.version not in peer.outstanding:
-                raise ProtocolError(
-                    f"{who} acked version {msg.version}, which is not outstanding for it "
-                    f"(outstanding: {sorted(peer.outstanding)}) (ACK-5)"
-                )
-            sid = peer.outstanding[msg.version]
-            peer.outstanding = {v: s for v, s in peer.outstanding.items() if v > msg.version}
-            if peer.holds_slot:
-                peer.held = {sid} if msg.status == OK else peer.held | {sid}
-            peer.acked = msg.version if msg.status == OK else None
-            for future in self._pending:
-                if peer.id in future.workers and future.version <= msg.version:
-                    future._settle(peer.id, msg.status, msg.detail)
-            self._pending = [f for f in self._pending if not f._complete()]
-        peer.state = new_state
-
-    @staticmethod
-    def _version_of_init(peer: _Peer) -> int | None:
-        return next(iter(peer.outstanding), None)
-
-    def _violation(self, peer: _Peer, error: ProtocolError) -> None:
-        """A receiver that broke the protocol is cut off and fails what waits on it (SM-S-9)."""
-        log.error("receiver %d broke the protocol: %s", peer.id, error)
-        peer.channel.close()
-        peer.state = step(SENDER_TABLE, peer.state, "protocol violation", f"receiver {peer.id}")
-        peer.failure = f"protocol violation: {error}"
-        peer.outstanding.clear()
-        peer.held.clear()
-        self._settle_gone(peer, peer.failure, ERROR)
-
-    def _gone(self, peer: _Peer, why: str) -> None:
-        peer.state = step(SENDER_TABLE, peer.state, "channel closed", f"receiver {peer.id}")
-        peer.failure = why
-        peer.outstanding.clear()
-        peer.held.clear()
-        log.warning("receiver %d is gone: %s", peer.id, why)
-        self._settle_gone(peer, why)
-
-    def _settle_gone(self, peer: _Peer, why: str, status: str = _DIED) -> None:
-        for future in self._pending:
-            if peer.id in future.workers:
-                future._settle(peer.id, status, why)
-        self._pending = [f for f in self._pending if not f._complete()]
-
-
-def _slot_devices(devices, n: int, source: torch.device) -> list[torch.device]:
+def _slot_devices(devices: Sequence[DeviceLike] | Callable[[int], DeviceLike] | None, n: int,
+                  source: torch.device) -> list[torch.device]:
     """The slot device of each receiver: `devices[i]`, `devices(i)`, or the weights' device (CUDA-1)."""
+    wanted: list[DeviceLike]
     if devices is None:
         wanted = [source] * n
     elif callable(devices):

@@ -1,111 +1,49 @@
-"""Channels and shared buffers over what the OS offers, with a bound on every wait.
+"""Channels: frames over a non-blocking stream socket, buffer handles beside them, every wait bounded.
 
-A channel is one end of a Unix socket pair (multiprocessing's duplex Pipe):
-ordered, reliable, and able to carry file descriptors beside a message (ROLE-2).
-When the peer process exits, the kernel closes its end and a read returns end
-of file: that is how a dead peer is seen without a timeout (SEND-3).
+A channel is one end of a connected stream socket (a Unix socket pair for a
+handle, a Unix or TCP connection for a URL). It never blocks: bytes are read as
+they come and cut into frames (WIRE-1), writes that the socket cannot take are
+queued and flushed later, so a peer that sends half a frame or stops reading
+can hold up nobody but itself (SEC-2, SEC-3). When the peer process exits the
+kernel closes its end and a read returns end of file: that is how a dead peer
+is seen without a timeout (CON-1, SEND-3).
 
-A slot's bytes live in an anonymous memfd mapped into each process: no name in
-/dev/shm can leak, and the memory is freed when the last mapping goes (LIFE-4).
+Handles (file descriptors) travel with SCM_RIGHTS attached to the bytes of the
+frame that lists them, in list order (WIRE-4). Only a receiver's channel takes
+them; the sender reads with plain recv, so the kernel drops anything a
+receiver tries to pass it.
 """
 
 from __future__ import annotations
 
+import array
 import math
-import mmap
 import os
 import select
 import socket
 import time
-import warnings
-from multiprocessing import connection, reduction
+from collections import deque
 
-import torch
+from . import wire
+from .errors import LocalProtocolError, RemoteProtocolError
+from .messages import handle_count
 
-from .protocol import decode, encode
+#: How long a peer may take to finish a frame it has started (WIRE-7): the reaction bound.
+FRAME_BOUND = 10.0
+_READ = 256 * 1024  # bytes read from one peer per pass, so one peer cannot starve the others
+_FDS_PER_PIECE = 250  # under the kernel's limit of 253 descriptors per message
+_ANC = socket.CMSG_SPACE(_FDS_PER_PIECE * array.array("i").itemsize)
+
 
 class ChannelClosed(Exception):
     """The peer's end is gone (end of file, reset, broken pipe)."""
-
-
-class Channel:
-    """One end of a duplex connection that sends messages and file descriptors."""
-
-    def __init__(self, conn: connection.Connection):
-        self.conn = conn
-        self._poller = select.poll()
-        self._poller.register(conn.fileno(), select.POLLIN)
-
-    def fileno(self) -> int:
-        return self.conn.fileno()
-
-    @property
-    def closed(self) -> bool:
-        return self.conn.closed
-
-    def send(self, msg: object, fds: tuple[int, ...] = ()) -> None:
-        try:
-            self.conn.send_bytes(encode(msg))
-            if fds:
-                with socket.socket(fileno=os.dup(self.conn.fileno())) as sock:
-                    reduction.sendfds(sock, list(fds))
-        except (OSError, EOFError) as e:
-            raise ChannelClosed(str(e)) from e
-
-    def recv_fds(self, n: int) -> list[int]:
-        if n == 0:
-            return []
-        try:
-            with socket.socket(fileno=os.dup(self.conn.fileno())) as sock:
-                return list(reduction.recvfds(sock, n))
-        except (OSError, EOFError, RuntimeError) as e:
-            raise ChannelClosed(str(e)) from e
-
-    def poll(self, timeout: float | None) -> bool:
-        """True when a message (or end of file) is ready within `timeout` seconds."""
-        if self.conn.closed:
-            raise ChannelClosed("channel closed")
-        return bool(self._poller.poll(_millis(timeout)))
-
-    def recv(self) -> object:
-        try:
-            data = self.conn.recv_bytes()
-        except (OSError, EOFError) as e:
-            raise ChannelClosed(str(e) or "end of file") from e
-        return decode(data)
-
-    def close(self) -> None:
-        self.conn.close()
-
-
-def pipe() -> tuple[Channel, connection.Connection]:
-    """A channel for the sender and the raw connection that goes into a handle."""
-    ours, theirs = connection.Pipe(duplex=True)
-    return Channel(ours), theirs
-
-
-def _millis(timeout: float | None) -> int:
-    return -1 if timeout is None else math.ceil(max(0.0, timeout) * 1000)
-
-
-def wait(channels: list, timeout: float | None) -> list:
-    """The channels (or raw fds) with a message or end of file ready, waiting at most `timeout`."""
-    if not channels:
-        return []
-    poller = select.poll()
-    by_fd = {}
-    for ch in channels:
-        fd = ch if isinstance(ch, int) else ch.fileno()
-        by_fd[fd] = ch
-        poller.register(fd, select.POLLIN)
-    return [by_fd[fd] for fd, _ in poller.poll(_millis(timeout))]
 
 
 class Deadline:
     """A point in time after which blocking calls stop; None waits forever."""
 
     def __init__(self, timeout: float | None):
-        if timeout is not None and timeout < 0:
+        if timeout is not None and not timeout >= 0:
             raise ValueError(f"timeout must be >= 0 or None, got {timeout}")
         self.at = None if timeout is None else time.monotonic() + timeout
 
@@ -115,37 +53,278 @@ class Deadline:
     def expired(self) -> bool:
         return self.at is not None and time.monotonic() >= self.at
 
+    def cap(self, seconds: float) -> float:
+        """The time left, at most `seconds`."""
+        left = self.left()
+        return seconds if left is None else min(left, seconds)
 
-_POPULATE = getattr(mmap, "MAP_POPULATE", 0)
+
+def millis(timeout: float | None) -> int:
+    return -1 if timeout is None else math.ceil(max(0.0, timeout) * 1000)
 
 
-class SharedBuffer:
-    """A flat byte buffer in shared memory, backed by a memfd, seen as a uint8 tensor."""
+class Channel:
+    """One end of a framed connection. `allowed` is what may arrive now (MSG-3; a rendezvous changes it
+    once the join is done); `max_in` the frame bound (WIRE-2)."""
 
-    def __init__(self, nbytes: int, fd: int | None = None, *, writable: bool = True, name: str = "weightsync"):
-        self.nbytes = nbytes
-        if fd is None:
-            fd = os.memfd_create(name, os.MFD_CLOEXEC)
-            os.ftruncate(fd, nbytes)
-        self.fd = fd
-        prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
-        self._mmap = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED | _POPULATE, prot=prot)
-        with warnings.catch_warnings():
-            # A read-only mapping is the point: a receiver cannot write a slot (SLOT-4).
-            warnings.simplefilter("ignore", UserWarning)
-            self.tensor = torch.frombuffer(self._mmap, dtype=torch.uint8)
+    def __init__(self, sock: socket.socket, *, allowed: tuple, max_in: int, takes_handles: bool = False):
+        sock.setblocking(False)
+        self.sock = sock
+        self._fd = sock.fileno()
+        self.allowed = allowed
+        self._reader = wire.FrameReader(max_in)
+        self._takes_handles = takes_handles
+        self._fds_in: deque[int] = deque()
+        self._out: deque[tuple[memoryview, list[int]]] = deque()
+        self.out_bytes = 0
+        self.eof = False
+        self.hup = False  # the last poll saw the peer hang up: read on to the end of file
+        self.partial_since: float | None = None
+        self.closed = False
 
-    def close_fd(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+    def fileno(self) -> int:
+        return self._fd
+
+    # ---- writing ----
+
+    def send(self, msg: object, fds: tuple[int, ...] = ()) -> None:
+        """Queues one frame (and its handles) and writes what the socket takes now; never blocks."""
+        if self.closed:
+            raise ChannelClosed("channel closed")
+        if not fds and not self._out:  # the common case: one small frame, taken whole by the socket
+            data = wire.frame(msg)
+            try:
+                n = self.sock.send(data)
+            except (BlockingIOError, InterruptedError):
+                n = 0
+            except OSError as e:
+                raise ChannelClosed(str(e)) from e
+            if n < len(data):
+                self._out.append((memoryview(data)[n:], []))
+                self.out_bytes += len(data) - n
+            return
+        data = memoryview(wire.frame(msg))
+        handles = list(fds)
+        if len(handles) <= _FDS_PER_PIECE:
+            self._out.append((data, handles))
+        else:  # each piece carries its share of handles on at least one byte of the frame
+            chunks = [handles[k : k + _FDS_PER_PIECE] for k in range(0, len(handles), _FDS_PER_PIECE)]
+            for k, chunk in enumerate(chunks):
+                end = k + 1 if k < len(chunks) - 1 else len(data)
+                self._out.append((data[k:end], chunk))
+        self.out_bytes += len(data)
+        self.flush()
+
+    def flush(self) -> bool:
+        """Writes queued bytes until the socket is full; True once nothing is left."""
+        while self._out:
+            data, fds = self._out[0]
+            try:
+                if fds:
+                    n = self.sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+                else:
+                    n = self.sock.send(data)
+            except (BlockingIOError, InterruptedError):
+                return False
+            except OSError as e:
+                raise ChannelClosed(str(e)) from e
+            self.out_bytes -= n
+            if n < len(data):
+                self._out[0] = (data[n:], [])  # the handles went with the first byte
+                return False
+            self._out.popleft()
+        return True
+
+    @property
+    def wants_write(self) -> bool:
+        return bool(self._out)
+
+    # ---- reading ----
+
+    def fill(self) -> None:
+        """Reads what has arrived (up to _READ bytes a call), without blocking; sets `eof` at end of file.
+
+        It reads until the socket is empty, so an end of file right behind the last
+        bytes, and a frame queued behind one that carried handles, are seen in the same call.
+        """
+        got = 0
+        while not (self.closed or self.eof) and got < _READ:
+            try:
+                if self._takes_handles:
+                    data, anc, flags, _ = self.sock.recvmsg(_READ, _ANC, _CLOEXEC)
+                    self._take_fds(anc, flags)
+                else:
+                    data = self.sock.recv(_READ)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                data = b""  # reset by the peer: end of channel
+            if not data:
+                self.eof = True
+                break
+            got += len(data)
+            self._reader.feed(data)
+            if len(data) < _READ and not self.hup and not self._takes_handles:
+                break  # a short read emptied the socket; `hup` (from the poll) says an end of file waits
+            # recvmsg stops at the edge of a message that carries handles: only EAGAIN says empty
+        self._mark_partial()
+
+    def _take_fds(self, anc, flags) -> None:
+        for level, kind, payload in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds = array.array("i")
+                fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+                self._fds_in.extend(fds)
+        if flags & socket.MSG_CTRUNC:
+            raise RemoteProtocolError("more handles than one message may carry", event="recv frame",
+                                      requirement="WIRE-4")
+
+    def _mark_partial(self) -> None:
+        if not self._reader.partial:
+            self.partial_since = None
+        elif self.partial_since is None:
+            self.partial_since = time.monotonic()
+
+    def next(self) -> tuple[object, list[int]] | None:
+        """The next whole message with its handles, or None; a bad frame raises RemoteProtocolError."""
+        if self.partial_since is None and not self._reader.partial:
+            return None  # nothing buffered: the common answer, kept cheap
+        data = self._reader.next()
+        self._mark_partial()
+        if data is None:
+            return None
+        msg = wire.decode(data, self.allowed)
+        n = handle_count(msg) if self._takes_handles else 0
+        if len(self._fds_in) < n:
+            raise RemoteProtocolError(f"the frame lists {n} handles, {len(self._fds_in)} came with it",
+                                      event="recv frame", requirement="WIRE-4")
+        fds = [self._fds_in.popleft() for _ in range(n)]
+        if self._fds_in and not self._reader.partial:
+            self._close_fds(fds)
+            raise RemoteProtocolError("handles came with no frame that lists them", event="recv frame",
+                                      requirement="WIRE-4")
+        return msg, fds
+
+    def overdue(self, now: float | None = None) -> bool:
+        """Whether a frame was started and not finished within FRAME_BOUND (WIRE-7)."""
+        since = self.partial_since
+        return since is not None and (now or time.monotonic()) - since > FRAME_BOUND
+
+    def frame_timer(self) -> float | None:
+        """Seconds until the frame in progress becomes overdue, or None."""
+        since = self.partial_since
+        return None if since is None else max(0.0, since + FRAME_BOUND - time.monotonic())
+
+    def recv(self, deadline: Deadline) -> tuple[object, list[int]] | None:
+        """Waits for the next message until `deadline` (None when it passed); ChannelClosed at end of file.
+
+        A frame that has started must end within FRAME_BOUND even when the
+        deadline is later, so a stalled peer cannot hold the caller (WIRE-7).
+        """
+        while True:
+            item = self.next()
+            if item is not None:
+                return item
+            if self.eof:
+                raise ChannelClosed("end of file")
+            if self.overdue():
+                raise RemoteProtocolError(f"a frame was started and not finished within {FRAME_BOUND:.0f} s",
+                                          event="recv frame", requirement="WIRE-7")
+            timer = self.frame_timer()
+            wait = deadline.left() if timer is None else deadline.cap(timer)
+            if not readable([self], wait) and deadline.expired() and not self.overdue():
+                return None
+            self.fill()
+
+    def send_bounded(self, msg: object, deadline: Deadline) -> bool:
+        """Sends and waits until the socket took every byte or `deadline` passed; True when written."""
+        self.send(msg)
+        while self.wants_write:
+            if deadline.expired():
+                return False
+            poller = select.poll()
+            poller.register(self._fd, select.POLLOUT)
+            poller.poll(millis(deadline.left()))
+            self.flush()
+        return True
 
     def close(self) -> None:
-        """Drops our fd and our references; the mapping goes with the last tensor viewing it.
+        if self.closed:
+            return
+        self.closed = True
+        self._close_fds(list(self._fds_in))
+        self._fds_in.clear()
+        self._out.clear()
+        self.sock.close()
 
-        Never unmapped explicitly: torch.frombuffer tensors do not pin the mmap, so
-        an explicit unmap would leave zero-copy weights pointing at nothing.
-        """
-        self.close_fd()
-        self.tensor = None
-        self._mmap = None
+    @staticmethod
+    def _close_fds(fds) -> None:
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def readable(items: list, timeout: float | None) -> list:
+    """The channels (or raw fds) with bytes or end of file ready, waiting at most `timeout`."""
+    if not items:
+        if timeout:
+            time.sleep(timeout)
+        return []
+    poller = select.poll()
+    by_fd = {}
+    for it in items:
+        fd = it if isinstance(it, int) else it.fileno()
+        by_fd[fd] = it
+        poller.register(fd, _IN)
+    out = []
+    for fd, ev in poller.poll(millis(timeout)):
+        it = by_fd[fd]
+        if isinstance(it, Channel):
+            it.hup = bool(ev & _HUP)
+        out.append(it)
+    return out
+
+
+_HUP = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0x2000)
+_IN = select.POLLIN | getattr(select, "POLLRDHUP", 0x2000)
+_CLOEXEC = getattr(socket, "MSG_CMSG_CLOEXEC", 0)
+
+
+class Handle:
+    """What a receiver process needs to reach the sender: pass it as a Process argument.
+
+    It holds the receiver's end of a Unix socket pair (`conn`), travels only to a
+    process started with spawn or forkserver (CON-2), and only until the sender's
+    connect() consumes it (LIFE-2).
+    """
+
+    def __init__(self, receiver: int, conn: socket.socket):
+        self.receiver = receiver
+        self.conn = conn
+
+    @property
+    def closed(self) -> bool:
+        return self.conn.fileno() < 0
+
+    def fileno(self) -> int:
+        """The receiver's end of the channel: a connected stream socket that speaks the wire profile."""
+        return self.conn.fileno()
+
+    def __reduce__(self):
+        if self.closed:
+            raise LocalProtocolError(
+                f"handle({self.receiver}) was consumed by connect(); call sender.handle({self.receiver}) "
+                "for a new one (LIFE-2)"
+            )
+        return (Handle, (self.receiver, self.conn))
+
+    def __repr__(self) -> str:
+        return f"Handle(receiver={self.receiver})"
+
+
+def socket_pair() -> tuple[socket.socket, socket.socket]:
+    """Two connected stream sockets: the sender's end and the end that goes into a handle."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return ours, theirs

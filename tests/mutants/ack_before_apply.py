@@ -1,19 +1,25 @@
-"""Mutant: the receiver sends Ack(v) before it applies v. Violates ACK-4."""
+"""Mutant: the receiver sends Ack(v, ok) before it applies v ("answer first, copy after"), so the sender
+may reuse the slot and the trainer believes a version is held that is not. Violates ACK-4, and so
+ACK-3 (the ok ack promises bytes the receiver does not hold yet).
 
-from weightsync import *  # noqa: F401,F403
+Seam: Receiver._apply_and_ack (apply, then answer), with the two steps swapped.
+"""
+
+from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
 from weightsync import Receiver as _Receiver
-from weightsync.protocol import ERROR, OK, Ack
+from weightsync.messages import ERROR, OK, Ack
 
-VIOLATES = "ACK-4"
+VIOLATES = ("ACK-4", "ACK-3")
+KILLED_BY = ("conformance/test_versions.py::test_ack_only_after_apply",)
 
 
 class Receiver(_Receiver):
     def _apply_and_ack(self, msg):
-        self._send(Ack(self.id, msg.version, OK, ""))
+        self._answer(Ack(self.id, msg.version, OK, ""))  # BUG: before the apply
         try:
             self._apply(msg.version, msg.slot)
         except Exception as e:  # noqa: BLE001
             self._version = None
-            return ERROR, str(e)
+            return ERROR, f"{type(e).__name__}: {e}"
         return OK, ""

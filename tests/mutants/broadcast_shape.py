@@ -1,16 +1,19 @@
 """Mutant, written apart from the suite: the sender accepts a tensor whose shape merely *broadcasts* to the
-manifest entry's shape (it trusts copy_ to complain about shapes). Violates BAD-2."""
+manifest entry's shape (it trusts copy_ to complain about shapes). Violates BAD-2.
 
+Seam: the sender's manifest checker (layout.Checker.ordered), which expands such a tensor to the entry's shape.
+"""
+
+import functools
 from collections.abc import Mapping
 
 import torch
-
-from weightsync import *  # noqa: F401,F403
-from weightsync import CAPABILITIES, __all__  # noqa: F401
+from weightsync import *
+from weightsync import CAPABILITIES, __all__, layout  # noqa: F401
 from weightsync import Sender as _Sender
-from weightsync import layout
 
 VIOLATES = "BAD-2"
+KILLED_BY = ("conformance/test_failures.py::test_each_kind_of_bad_input_is_rejected_for_every_entry[broadcast]",)
 
 
 class _LaxChecker(layout.Checker):
@@ -22,7 +25,7 @@ class _LaxChecker(layout.Checker):
                 if isinstance(t, torch.Tensor) and t.shape != shape and t.dtype == dtype:
                     try:
                         if torch.broadcast_shapes(t.shape, shape) == shape:
-                            fixed[name] = t.expand(shape)  # "copy_ will broadcast it anyway"
+                            fixed[name] = t.expand(shape)  # BUG: "copy_ will broadcast it anyway"
                     except RuntimeError:
                         pass
             flat = fixed
@@ -30,6 +33,7 @@ class _LaxChecker(layout.Checker):
 
 
 class Sender(_Sender):
-    def __init__(self, weights, num_workers, *, devices=None, ctx=None, max_slots=None):
-        super().__init__(weights, num_workers, devices=devices, ctx=ctx, max_slots=max_slots)
+    @functools.wraps(_Sender.__init__)  # the public signature stays the reference's (API-1)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self._checker = _LaxChecker(self._manifest)

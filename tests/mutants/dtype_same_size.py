@@ -1,17 +1,20 @@
-"""Mutant, written apart from the suite: the sender checks each entry's shape and element size (what the slot layout
-needs) but not its dtype, and lets copy_ cast: int32 for a float32 entry, bfloat16 for float16,
-int16 for float16 ... are silently converted. Violates BAD-2."""
+"""Mutant, written apart from the suite: the sender checks each entry's shape and element size (what the slot
+layout needs) but not its dtype, and lets copy_ cast: int32 for a float32 entry, bfloat16 for float16,
+int16 for float16 ... are silently converted. Violates BAD-2.
 
+Seam: the sender's manifest checker (layout.Checker.ordered), which casts such a tensor to the entry's dtype.
+"""
+
+import functools
 from collections.abc import Mapping
 
 import torch
-
-from weightsync import *  # noqa: F401,F403
-from weightsync import CAPABILITIES, __all__  # noqa: F401
+from weightsync import *
+from weightsync import CAPABILITIES, __all__, layout  # noqa: F401
 from weightsync import Sender as _Sender
-from weightsync import layout
 
 VIOLATES = "BAD-2"
+KILLED_BY = ("conformance/test_failures.py::test_each_kind_of_bad_input_is_rejected_for_every_entry[cast]",)
 
 
 class _SizeOnlyChecker(layout.Checker):
@@ -28,6 +31,7 @@ class _SizeOnlyChecker(layout.Checker):
 
 
 class Sender(_Sender):
-    def __init__(self, weights, num_workers, *, devices=None, ctx=None, max_slots=None):
-        super().__init__(weights, num_workers, devices=devices, ctx=ctx, max_slots=max_slots)
+    @functools.wraps(_Sender.__init__)  # the public signature stays the reference's (API-1)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self._checker = _SizeOnlyChecker(self._manifest)

@@ -1,23 +1,21 @@
-"""Mutant, written apart from the suite: close() releases only the channels of receivers it still talks to; the
-channel of a receiver that is gone (or failed) stays open. Violates LIFE-4 ("releases every
-channel and slot it owns")."""
+"""Mutant, written apart from the suite: when a receiver is gone, the sender moves its channel aside ("to log
+what it still says") instead of closing it, and close() releases only the channels its receivers still
+hold, so the channels of gone receivers stay open after close(). Violates LIFE-4 ("releases every
+channel and slot it owns").
 
-from weightsync import *  # noqa: F401,F403
+Seam: Hub._cut_off, which closes the channel of a receiver that is gone or broke the protocol.
+"""
+
+from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
 from weightsync import Sender as _Sender
-from weightsync.protocol import PeerState
 
 VIOLATES = "LIFE-4"
+KILLED_BY = ("conformance/test_lifecycle.py::test_sender_close_releases_the_channels_of_gone_receivers",)
 
 
 class Sender(_Sender):
-    def _release(self):
-        for peer in getattr(self, "_peers", []):
-            if peer.state in (PeerState.GONE, PeerState.FAILED):
-                continue  # "its channel is dead already"
-            peer.channel.close()
-            peer.handle.conn.close()
-        for group in self._groups.values():
-            for slot in group.slots:
-                slot.close()
-            group.slots = []
+    def _cut_off(self, peer, failed):
+        self.__dict__.setdefault("_aside", []).append(peer.channel)  # BUG: never closed
+        peer.channel = None
+        super()._cut_off(peer, failed)

@@ -1,26 +1,31 @@
-"""Mutant: on bad input the entries that do match are written into the latest slot first. Violates BAD-4."""
+"""Mutant: on bad input, the entries that do match are written into the latest slot before the mismatch is
+raised ("copy what we can"), so a joiner reads bytes that were never published. Violates BAD-4.
+
+Seam: Sender._publish, wrapped: on WeightsMismatchError the matching entries go into the latest slot first.
+"""
 
 import torch
-
-from weightsync import *  # noqa: F401,F403
-from weightsync import CAPABILITIES, WeightsMismatchError, __all__  # noqa: F401
+from weightsync import *
+from weightsync import CAPABILITIES, WeightsMismatchError, __all__, layout  # noqa: F401
 from weightsync import Sender as _Sender
-from weightsync import layout
 
 VIOLATES = "BAD-4"
+KILLED_BY = ("conformance/test_failures.py::test_bad_input_is_rejected_before_any_byte_changes",)
 
 
 class Sender(_Sender):
     def _publish(self, weights, workers, deadline):
-        flat = layout.flatten(self._source if weights is None else weights)
         try:
-            self._checker.ordered(flat)
-        except WeightsMismatchError:
+            return super()._publish(weights, workers, deadline)
+        except WeightsMismatchError as e:
+            try:
+                flat = layout.flatten(self._source if weights is None else weights)
+            except Exception:  # noqa: BLE001 - nothing to copy
+                raise e from None
             with torch.no_grad():
-                for group in self._groups.values():
+                for group in self._pool.groups.values():
                     for entry, view in zip(group.manifest, group.latest.views):
                         t = flat.get(entry.name)
                         if isinstance(t, torch.Tensor) and t.shape == view.shape and t.dtype == view.dtype:
-                            view.copy_(t.detach())
+                            view.copy_(t.detach())  # BUG: a shared byte changes before the rejection
             raise
-        return super()._publish(weights, workers, deadline)

@@ -1,25 +1,30 @@
 """Mutant, written apart from the suite: the apply lock is a plain readers/writer lock without writer priority:
 a waiting apply does not hold new reading() blocks back, so overlapping readers can starve
-it forever. Violates CONS-2 ("once an apply waits, new reading() blocks wait for it")."""
+it forever. Violates CONS-2 ("once an apply waits, new reading() blocks wait for it").
 
+Seam: the read side of the receiver's apply lock (rwlock.ApplyLock.read), which ignores waiting writers.
+"""
+
+import functools
 from contextlib import contextmanager
 
-from weightsync import *  # noqa: F401,F403
+from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
 from weightsync import Receiver as _Receiver
-from weightsync.receiver import _ApplyLock
+from weightsync.rwlock import ApplyLock
 
 VIOLATES = "CONS-2"
+KILLED_BY = ("conformance/test_consistency.py::test_a_waiting_apply_holds_new_readers_back",)
 
 
-class _ReaderPreferringLock(_ApplyLock):
+class _ReaderPreferringLock(ApplyLock):
     @contextmanager
-    def read(self):
+    def read(self, deadline):
         depth = getattr(self._local, "depth", 0)
         if depth == 0:
             with self._cond:
-                while self._writing:  # BUG: ignores self._waiting
-                    self._cond.wait()
+                if not self._cond.wait_for(lambda: not self._writing, deadline.left()):  # BUG: ignores _waiting
+                    raise TimeoutError("an apply held the weights past the timeout")
                 self._readers += 1
         self._local.depth = depth + 1
         try:
@@ -33,6 +38,7 @@ class _ReaderPreferringLock(_ApplyLock):
 
 
 class Receiver(_Receiver):
-    def __init__(self, handle, target=None, *, mode="push", zero_copy=False):
-        super().__init__(handle, target, mode=mode, zero_copy=zero_copy)
+    @functools.wraps(_Receiver.__init__)  # the public signature stays the reference's (API-3)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self._lock = _ReaderPreferringLock()

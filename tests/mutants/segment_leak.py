@@ -1,18 +1,20 @@
-"""Mutant: close() releases the channels but keeps every slot's shared segment. Violates LIFE-4."""
+"""Mutant: close() releases the channels and the slots' descriptors but keeps every slot's shared memory
+mapped: a cache of slot tensors ("for a quick restart") outlives the sender. Violates LIFE-4.
 
-from weightsync import *  # noqa: F401,F403
+Seam: Sender.close, which first puts every slot's buffer tensor in a module-level cache.
+"""
+
+from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
 from weightsync import Sender as _Sender
 
 VIOLATES = "LIFE-4"
-_KEPT: list = []
+KILLED_BY = ("conformance/test_lifecycle.py::test_sender_close_stops_everyone_and_releases_everything",)
+_CACHE: list = []
 
 
 class Sender(_Sender):
-    def _release(self):
-        for peer in getattr(self, "_peers", []):
-            peer.channel.close()
-            peer.handle.conn.close()
-        for group in getattr(self, "_groups", {}).values():
-            _KEPT.extend(group.slots)
-            group.slots = []
+    def close(self):
+        for group in self._pool.groups.values():
+            _CACHE.extend(getattr(s, "buffer", s).tensor for s in group.slots)  # BUG: the mappings stay
+        super().close()

@@ -1,20 +1,22 @@
-"""Mutant: the receiver acks the version before the one it applied (a stale version). Violates ACK-1."""
+"""Mutant: the receiver acks the version before the one it applied (an off-by-one in the answer), so a
+Receive is never answered by an Ack of its version or a newer one. Violates ACK-1.
 
-from weightsync import *  # noqa: F401,F403
+Seam: Receiver._answer, the one place a receiver writes its answers; only Acks are changed.
+"""
+
+import dataclasses
+
+from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
 from weightsync import Receiver as _Receiver
-from weightsync.protocol import ERROR, OK, Ack
+from weightsync.messages import Ack
 
 VIOLATES = "ACK-1"
+KILLED_BY = ("conformance/test_versions.py::test_versions_count_up_and_bytes_arrive_exactly",)
 
 
 class Receiver(_Receiver):
-    def _apply_and_ack(self, msg):
-        status, detail = OK, ""
-        try:
-            self._apply(msg.version, msg.slot)
-        except Exception as e:  # noqa: BLE001
-            self._version = None
-            status, detail = ERROR, str(e)
-        self._send(Ack(self.id, msg.version - 1, status, detail))
-        return status, detail
+    def _answer(self, msg, deadline=None):
+        if type(msg) is Ack:
+            msg = dataclasses.replace(msg, version=msg.version - 1)  # BUG: the version before
+        return super()._answer(msg, deadline)

@@ -1,20 +1,25 @@
-"""Mutant: receiver.close() leaves its apply thread running. Violates LIFE-5."""
+"""Mutant: receiver.close() leaves its apply thread running: close() does not wait for it, and the thread
+does not end once its loop is over. Violates LIFE-5 ("stops its apply thread").
+
+Seams: Receiver._run (the apply thread's body) and Receiver._thread, which close() joins.
+"""
 
 import threading
 
-from weightsync import *  # noqa: F401,F403
+from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
 from weightsync import Receiver as _Receiver
 
 VIOLATES = "LIFE-5"
+KILLED_BY = ("conformance/test_lifecycle.py::test_receiver_close_is_idempotent_and_leaves_nothing[push]",)
 _FOREVER = threading.Event()
 
 
 class Receiver(_Receiver):
     def _run(self):
         super()._run()
-        _FOREVER.wait()  # the thread outlives close()
+        _FOREVER.wait()  # BUG: the thread outlives close()
 
     def close(self):
-        self._thread = None  # close() no longer waits for it
+        self._thread = None  # BUG: close() no longer waits for it
         super().close()

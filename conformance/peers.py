@@ -1,0 +1,365 @@
+"""Scripted peers: the suite's own speaker of the wire profile, to play one side against an implementation.
+
+Written from spec/12-wire.md alone (it imports nothing of any implementation),
+as h2spec and the Autobahn suite speak HTTP/2 and WebSocket: a scripted receiver
+plays a well-behaved, buggy or hostile worker against an implementation's
+Sender; a scripted sender plays the trainer against its Receiver. Every read
+is bounded. `canonical` re-encodes a payload the way WIRE-5 says an encoder
+must, so every frame an implementation sends can be checked byte for byte.
+"""
+
+from __future__ import annotations
+
+import array
+import os
+import select
+import socket
+import struct
+import sys
+import time
+
+import msgpack
+
+from .bounds import HarnessError
+from .timing import BOUND
+
+LENGTH = struct.Struct(">I")
+MAX_TO_SENDER = 65536
+MAX_TO_RECEIVER = 64 * 1024 * 1024
+
+#: Table 12-1: each message's fields in canonical order (WIRE-3, WIRE-5).
+FIELDS = {
+    "Init": ("protocol", "receiver", "manifest", "slots", "version", "slot", "byteorder", "capabilities", "data_plane"),
+    "Ready": ("receiver", "version", "status", "detail", "holds_slot", "protocol", "capabilities"),
+    "Receive": ("version", "slot", "new_slots"),
+    "Ack": ("receiver", "version", "status", "detail"),
+    "Stop": (),
+    "Heartbeat": (),
+    "Hello": ("protocol", "nonce"),
+    "Join": ("receiver", "nonce", "proof"),
+    "Welcome": ("proof",),
+    "Refuse": ("detail",),
+}
+ENTRY = ("name", "dtype", "shape", "device", "offset", "nbytes")
+SLOTINFO = ("slot", "device", "nbytes", "ipc")
+DATA_PLANE = ("backend", "store", "prefix", "nbytes", "timeout_ms", "lease_ms")
+
+
+class PeerClosed(Exception):
+    """The implementation closed its end of the channel."""
+
+
+def frame(payload: bytes) -> bytes:
+    return LENGTH.pack(len(payload)) + payload
+
+
+def pack(msg: dict) -> bytes:
+    return msgpack.packb(msg, use_bin_type=True)
+
+
+def canonical(payload: bytes) -> bytes:
+    """The payload re-encoded in canonical form: `type` first, Table 12-1's order, records likewise (WIRE-5)."""
+    obj = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+    kind = obj["type"]
+
+    def record(m, keys):
+        return {k: m[k] for k in keys if k in m}
+
+    out = {"type": kind}
+    for k in FIELDS[kind]:
+        if k not in obj:
+            continue
+        v = obj[k]
+        if k == "manifest":
+            v = [record(e, ENTRY) for e in v]
+        elif k in ("slots", "new_slots"):
+            v = [record(s, SLOTINFO) for s in v]
+        elif k == "data_plane" and v is not None:
+            v = record(v, DATA_PLANE)
+        out[k] = v
+    return pack(out)
+
+
+def ack(receiver: int, version, status: str = "ok", detail: str = "") -> dict:
+    return {"type": "Ack", "receiver": receiver, "version": version, "status": status, "detail": detail}
+
+
+def ready(receiver: int, version, status: str = "ok", detail: str = "", holds_slot: bool = False) -> dict:
+    return {"type": "Ready", "receiver": receiver, "version": version, "status": status, "detail": detail,
+            "holds_slot": holds_slot, "protocol": "1.1", "capabilities": []}
+
+
+class WireSocket:
+    """One end of a channel: frames out and in, handles in, every wait bounded."""
+
+    def __init__(self, sock: socket.socket, max_in: int):
+        self.sock = sock
+        self.sock.setblocking(True)
+        self.max_in = max_in
+        self._buf = bytearray()
+        self._fds: list[int] = []
+        self.frames_in: list[bytes] = []  # every payload received, for WIRE-5 checks
+
+    @classmethod
+    def from_fd(cls, fd: int, max_in: int) -> WireSocket:
+        return cls(socket.socket(fileno=os.dup(fd)), max_in)
+
+    def send_raw(self, data: bytes, fds=()) -> None:
+        if fds:
+            self.sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+        else:
+            self.sock.sendall(data)
+
+    def send(self, msg: dict, fds=()) -> None:
+        self.send_raw(frame(pack(msg)), fds)
+
+    def _read(self, bound: float) -> bool:
+        """Reads once, waiting at most `bound`; False on timeout; PeerClosed at end of file."""
+        if not select.select([self.sock], [], [], bound)[0]:
+            return False
+        data, anc, flags, _ = self.sock.recvmsg(1 << 16, socket.CMSG_SPACE(256 * 4))
+        for level, kind, raw in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds = array.array("i")
+                fds.frombytes(raw[: len(raw) - len(raw) % 4])
+                self._fds.extend(fds)
+        if not data:
+            raise PeerClosed("end of file")
+        self._buf += data
+        return True
+
+    def recv(self, bound: float = BOUND) -> tuple[dict, list[int]]:
+        """The next message as a dict, with the handles it lists taken in arrival order (WIRE-4)."""
+        end = time.monotonic() + bound
+        while True:
+            if len(self._buf) >= 4:
+                (n,) = LENGTH.unpack_from(self._buf)
+                assert 0 < n <= self.max_in, f"WIRE-2 violated: a frame of {n} bytes came"
+                if len(self._buf) >= 4 + n:
+                    payload = bytes(self._buf[4 : 4 + n])
+                    del self._buf[: 4 + n]
+                    self.frames_in.append(payload)
+                    try:
+                        msg = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+                    except Exception as e:  # noqa: BLE001 - whatever the decoder raises, the bytes broke WIRE-3
+                        raise AssertionError(f"WIRE-3 violated: a frame that is not one MessagePack map: {e}") from None
+                    assert isinstance(msg, dict) and isinstance(msg.get("type"), str), (
+                        f"WIRE-3 violated: a frame whose message is not a map with a type: {msg!r:.200}"
+                    )
+                    listed = [s for s in msg.get("slots", msg.get("new_slots", [])) if not s.get("ipc")]
+                    assert len(self._fds) >= len(listed), (
+                        f"WIRE-4 violated: a {msg.get('type')} lists {len(listed)} slots, {len(self._fds)} handles came"
+                    )
+                    fds, self._fds = self._fds[: len(listed)], self._fds[len(listed):]
+                    return msg, fds
+            left = end - time.monotonic()
+            if left <= 0 or not self._read(left):
+                raise HarnessError(f"no frame within {bound:.1f} s")
+
+    def expect(self, kind: str, bound: float = BOUND) -> tuple[dict, list[int]]:
+        msg, fds = self.recv(bound)
+        assert msg.get("type") == kind, f"expected {kind}, got {msg}"
+        return msg, fds
+
+    def closed_by_peer(self, bound: float) -> bool:
+        """Whether the implementation closed this channel within `bound` (reading and dropping what comes)."""
+        end = time.monotonic() + bound
+        try:
+            while time.monotonic() < end:
+                self._read(max(0.0, end - time.monotonic()))
+        except (PeerClosed, ConnectionResetError):
+            return True
+        return False
+
+    def close(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
+        self._fds = []
+        self.sock.close()
+
+
+class ScriptedReceiver(WireSocket):
+    """Plays receiver `rid` on the channel of `handle` (spec 10.1: handle.fileno())."""
+
+    def __init__(self, handle, rid: int):
+        super().__init__(socket.socket(fileno=os.dup(handle.fileno())), MAX_TO_SENDER)
+        self.rid = rid
+        self.init: dict | None = None
+        self.slot_fds: dict[int, int] = {}
+
+    def take_slots(self, slots, fds) -> None:
+        """Keeps the descriptors of the CPU slots a message lists, in list order (WIRE-4)."""
+        cpu = [s for s in slots if not s.get("ipc")]
+        assert len(fds) == len(cpu), f"WIRE-4 violated: {len(cpu)} slots listed, {len(fds)} handles came"
+        for s, fd in zip(cpu, fds):
+            self.slot_fds[s["slot"]] = fd
+
+    def handshake(self, answer: bool = True, bound: float = BOUND) -> dict:
+        msg, fds = self.expect("Init", bound)
+        self.take_slots(msg["slots"], fds)
+        self.init = msg
+        if answer:
+            self.send(ready(self.rid, msg["version"]))
+        return msg
+
+    def next_receive(self, bound: float = BOUND) -> dict:
+        msg, fds = self.expect("Receive", bound)
+        self.take_slots(msg["new_slots"], fds)
+        return msg
+
+    def close(self) -> None:
+        for fd in self.slot_fds.values():
+            os.close(fd)
+        self.slot_fds = {}
+        super().close()
+
+
+# ---- rendezvous (spec/14-rendezvous.md), written from RDV-1..RDV-3 ----
+
+JOIN_LABEL, WELCOME_LABEL = b"weightsync-join", b"weightsync-welcome"
+
+
+def proof(secret: bytes, label: bytes, sender_nonce: bytes, receiver_nonce: bytes, rid: int) -> bytes:
+    import hashlib
+    import hmac
+
+    return hmac.new(secret, label + sender_nonce + receiver_nonce + rid.to_bytes(8, "big"), hashlib.sha256).digest()
+
+
+def parse_url(url: str) -> tuple[int, object, int, bytes]:
+    """(socket family, socket address, receiver id, secret) of a receiver URL (RDV-1)."""
+    from urllib.parse import parse_qs, unquote
+
+    head, _, query = url.partition("?")
+    q = parse_qs(query)
+    rid, secret = int(q["receiver"][0]), bytes.fromhex(q["secret"][0])
+    if head.startswith("unix:@"):
+        return socket.AF_UNIX, "\0" + unquote(head[6:]), rid, secret
+    if head.startswith("unix:"):
+        return socket.AF_UNIX, unquote(head[5:]), rid, secret
+    host, _, port = head[len("tcp://"):].rpartition(":")
+    return socket.AF_INET, (host.strip("[]"), int(port)), rid, secret
+
+
+class Joiner(ScriptedReceiver):
+    """A process joining an implementation's listening Sender by hand, with any id and secret (RDV-3)."""
+
+    def __init__(self, url: str, rid: int | None = None, secret: bytes | None = None, bound: float = BOUND):
+        family, addr, url_rid, url_secret = parse_url(url)
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.settimeout(bound)
+        sock.connect(addr)
+        WireSocket.__init__(self, sock, MAX_TO_RECEIVER)
+        self.rid = url_rid if rid is None else rid
+        self.secret = url_secret if secret is None else secret
+        self.init = None
+        self.slot_fds = {}
+        self.hello, _ = self.expect("Hello", bound)
+
+    def join(self, bound: float = BOUND) -> dict:
+        """Sends Join; returns the answer (Welcome or Refuse), checking Welcome's proof (RDV-7)."""
+        self.nonce = os.urandom(32)
+        self.send({"type": "Join", "receiver": self.rid, "nonce": self.nonce,
+                   "proof": proof(self.secret, JOIN_LABEL, self.hello["nonce"], self.nonce, self.rid)})
+        answer, _ = self.recv(bound)
+        return answer
+
+    def welcome_ok(self, answer: dict) -> bool:
+        return answer.get("proof") == proof(self.secret, WELCOME_LABEL, self.hello["nonce"], self.nonce, self.rid)
+
+
+class ScriptedSender:
+    """The trainer's side, by hand: listens on an abstract name, runs the join, writes slots and frames.
+
+    Slots are sealed memfds written here and passed read-only, as SEC-4 says a sender must.
+    """
+
+    _count = 0
+
+    def __init__(self, welcome: str = "good", protocol: str = "1.1"):
+        ScriptedSender._count += 1
+        self.name = f"conformance-{os.getpid()}-{ScriptedSender._count}"
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind("\0" + self.name)
+        self.sock.listen(8)
+        self.master = os.urandom(32)
+        self.welcome = welcome
+        self.protocol = protocol
+        self.buffers: dict[int, tuple[int, int]] = {}  # slot id -> (read-write fd, read-only fd)
+
+    def secret(self, rid: int) -> bytes:
+        import hashlib
+        import hmac
+
+        return hmac.new(self.master, b"weightsync receiver %d" % rid, hashlib.sha256).digest()
+
+    def url(self, rid: int) -> str:
+        return f"unix:@{self.name}?receiver={rid}&secret={self.secret(rid).hex()}"
+
+    def accept(self, bound: float = BOUND) -> WireSocket | None:
+        """Runs the sender's side of a join; the session's socket once welcomed, None once refused."""
+        if not select.select([self.sock], [], [], bound)[0]:
+            raise HarnessError(f"no receiver connected within {bound:.1f} s")
+        conn, _ = self.sock.accept()
+        s = WireSocket(conn, MAX_TO_SENDER)
+        nonce = os.urandom(32)
+        s.send({"type": "Hello", "protocol": self.protocol, "nonce": nonce})
+        if self.protocol.split(".")[0] != "1":  # a joiner of another major sends no Join (RDV-3)
+            return s
+        join, _ = s.expect("Join", bound)
+        rid = join["receiver"]
+        good = proof(self.secret(rid), JOIN_LABEL, nonce, join["nonce"], rid)
+        assert join["proof"] == good, "RDV-3 violated: the receiver's Join proof is not HMAC(secret, ...) as specified"
+        if self.welcome == "refuse":
+            s.send({"type": "Refuse", "detail": "refused: unknown receiver id or wrong secret"})
+            s.close()
+            return None
+        welcome = proof(self.secret(rid), WELCOME_LABEL, nonce, join["nonce"], rid)
+        if self.welcome == "bad":
+            welcome = bytes(32)
+        s.send({"type": "Welcome", "proof": welcome})
+        s.rid = rid
+        return s
+
+    def slot(self, sid: int, data: bytes, nbytes: int) -> int:
+        """A sealed slot buffer holding `data` (padded to `nbytes`); returns its read-only descriptor."""
+        import fcntl
+        import mmap
+
+        fd = os.memfd_create(f"conformance-slot{sid}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        os.ftruncate(fd, nbytes)
+        with mmap.mmap(fd, nbytes) as m:
+            m[: len(data)] = data
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+        ro = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+        self.buffers[sid] = (fd, ro)
+        return ro
+
+    def close(self) -> None:
+        self.sock.close()
+        for fds in self.buffers.values():
+            for fd in fds:
+                os.close(fd)
+        self.buffers = {}
+
+
+def layout(arrays: list[tuple[str, str, tuple, bytes]]) -> tuple[list[dict], bytes, int]:
+    """Manifest entries, the slot's bytes and its size for (name, dtype, shape, raw bytes) (LAYOUT-1, WIRE-8)."""
+    manifest, data, end = [], bytearray(), 0
+    for name, dtype, shape, raw in arrays:
+        offset = -(-end // 64) * 64
+        data += bytes(offset - len(data)) + raw
+        manifest.append({"name": name, "dtype": dtype, "shape": list(shape), "device": "cpu", "offset": offset,
+                         "nbytes": len(raw)})
+        end = offset + len(raw)
+    nbytes = max(64, -(-end // 64) * 64)
+    return manifest, bytes(data), nbytes
+
+
+def init(rid: int, manifest, slots: list[dict], version: int, slot: int, protocol: str = "1.1") -> dict:
+    return {"type": "Init", "protocol": protocol, "receiver": rid, "manifest": manifest, "slots": slots,
+            "version": version, "slot": slot, "byteorder": sys.byteorder, "capabilities": [], "data_plane": None}
+
+
+def slotinfo(sid: int, nbytes: int) -> dict:
+    return {"slot": sid, "device": "cpu", "nbytes": nbytes, "ipc": []}

@@ -1,0 +1,100 @@
+"""Probes of this process's OS resources: shared segments, child processes, threads, fds.
+
+Leak checks (LIFE-5, CON-*) compare a probe before and after; the suite runs them
+in its own process and the worker server runs `shm_state` in the worker's. Linux
+/proc only; elsewhere they report nothing to compare.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+
+def shm_state() -> dict[str, int]:
+    """Shared segments this process maps or holds open (memfd or /dev/shm), for leak checks."""
+    maps, fds = set(), 0
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                if "/memfd:" in line or "/dev/shm/" in line:
+                    parts = line.split()
+                    maps.add(parts[4] if len(parts) > 4 else line)
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    try:
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("/memfd:") or target.startswith("/dev/shm/"):
+                fds += 1
+    except OSError:  # pragma: no cover
+        pass
+    return {"maps": len(maps), "fds": fds}
+
+
+def shm_segments() -> frozenset[str]:
+    """The shared segments this process maps or holds open, by inode.
+
+    Unlike counts, a set survives a segment of an earlier test being freed meanwhile:
+    what matters is whether any segment is here that was not before.
+    """
+    found = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                if "/memfd:" in line or "/dev/shm/" in line:
+                    parts = line.split()
+                    found.add(f"map {parts[4]}")
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    try:
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+                if target.startswith(("/memfd:", "/dev/shm/")):
+                    found.add(f"fd {os.stat(f'/proc/self/fd/{fd}').st_ino}")
+            except OSError:
+                continue
+    except OSError:  # pragma: no cover
+        pass
+    return frozenset(found)
+
+
+def child_processes() -> dict[int, str]:
+    """pid -> command line of this process's children (for "no process left after close")."""
+    me, out = os.getpid(), {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid == me:
+                with open(f"/proc/{d}/cmdline") as f:
+                    out[int(d)] = f.read().replace("\0", " ").strip()
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def new_threads(baseline: set[int]) -> list[str]:
+    """Threads started since `baseline` (idents) that are not the suite's own or multiprocessing's."""
+    out = []
+    for t in threading.enumerate():
+        if t.ident in baseline or not t.is_alive() or t.name.startswith("conformance-"):
+            continue
+        target = getattr(t, "_target", None)  # the fd-passing helper multiprocessing starts for handles
+        if target is not None and getattr(target, "__module__", "") == "multiprocessing.resource_sharer":
+            continue
+        out.append(t.name)
+    return out
+
+
+def open_fds() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:  # pragma: no cover
+        return -1

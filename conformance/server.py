@@ -1,0 +1,336 @@
+"""The command server that runs inside each worker process (the suite's receivers).
+
+`main` is the worker process's entry point: `pool.Worker` starts it by name with
+the spawn start method, so it stays a module-level function. It imports the
+implementation under test by name and answers commands from the control pipe,
+`("ok", value)` or `("err", RemoteError)`, each run by a `Server.do_<cmd>` method
+around one `Receiver` at a time. Only the binding is used: `Receiver`, its public
+methods, the error classes (`names.ERROR_NAMES`) and `CAPABILITIES`.
+
+Faults are made through the binding alone: a failing apply by giving a target
+tensor another shape (ACK-7), a slow one by a mapping target whose reads pause.
+The worker's stdout and stderr go to a file the suite reads, since an
+implementation must print nothing (API-6). The commands that read from other
+threads are in `readers.py`.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import os
+import sys
+import threading
+import time
+
+from .probes import shm_state
+from .readers import ReaderCommands
+from .remote import RemoteError, describe_error
+from .targets import ControlledMapping, build_target
+
+
+def _attempt(ws, fn):
+    try:
+        return ("value", fn())
+    except Exception as e:  # noqa: BLE001 - every outcome is reported to the suite
+        return ("error", describe_error(ws, e))
+
+
+#: A descriptor of the unlinked file that receives this worker's fds 1 and 2 (API-6), and
+#: how much of it was reported.
+_OUTPUT: int | None = None
+_OUTPUT_POS = 0
+
+
+class Server(ReaderCommands):
+    """The state of one worker process: one receiver at a time and its helper threads."""
+
+    def __init__(self, ws):
+        import torch
+
+        self.ws = ws
+        self.torch = torch
+        self.rx = None
+        self.target = None
+        self.tensors: dict = {}
+        self.spec: dict = {}
+        self.saved = None  # the .data a "raise" fault took away
+        self._init_threads()
+        self.baseline_threads = {t.ident for t in threading.enumerate()}
+
+    # -- helpers --
+    def _read(self):
+        from .model import describe
+
+        return self.rx.version, describe(self.rx.weights)
+
+    # -- commands --
+    def do_ping(self):
+        return os.getpid()
+
+    def do_open(self, handle, mode="push", zero_copy=False, target=None):
+        """A new Receiver; `target` is None or (kind, spec) with kind mapping | module | tensordict."""
+        self.do_discard()
+        tgt = None
+        if target is not None:
+            tgt, self.tensors = build_target(self.torch, target[0], target[1])
+            self.saved = None
+            self.spec = {name: (dtype, tuple(shape)) for name, dtype, shape in target[1]}
+            self.target = tgt
+        self.rx = self.ws.Receiver(handle, tgt, mode=mode, zero_copy=zero_copy)
+        self.mode = mode
+        return None
+
+    def do_follow(self, url, mode="push", bound=60.0, zero_copy=False):
+        """The receiver test-control contract (docs/conformance.md), played by the binding's Receiver:
+        join `url`, record (version, sha256 of the arrays' bytes in manifest order) at every version it
+        holds, until it is stopped or `bound` passes. Returns what a --receiver-cmd program prints."""
+        import hashlib
+
+        self.do_discard()
+        out = {"applied": [], "stopped": False, "error": None}
+        try:
+            self.rx = rx = self.ws.Receiver(url, mode=mode, zero_copy=zero_copy)
+            rx.connect(bound)
+        except Exception as e:  # noqa: BLE001 - reported as the program's error line
+            out["error"] = describe_error(self.ws, e)
+            return out
+        torch = self.torch
+
+        def record():
+            with rx.reading():
+                version = rx.version
+                raw = b"".join(t.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+                               for t in rx.weights.values())
+            if version is not None and (not out["applied"] or out["applied"][-1][0] != version):
+                out["applied"].append((version, hashlib.sha256(raw).hexdigest()))
+
+        end = time.monotonic() + bound
+        try:
+            record()
+            while not rx.stopped and time.monotonic() < end:
+                if mode == "pull":
+                    rx.poll(0.05)
+                else:
+                    time.sleep(0.005)
+                record()
+        except Exception as e:  # noqa: BLE001
+            out["error"] = describe_error(self.ws, e)
+        out["stopped"] = bool(rx.stopped)
+        if rx.failure is not None and out["error"] is None:
+            out["error"] = describe_error(self.ws, rx.failure)
+        return out
+
+    def do_discard(self):
+        """Close the previous receiver, if any, ignoring its errors (between tests)."""
+        self._stop_threads()
+        if self.rx is not None:
+            try:
+                self.rx.close()
+            except Exception:  # noqa: BLE001 - a broken implementation must not break the worker
+                pass
+        self.rx = None
+        self.target = None
+        return None
+
+    def do_connect(self, timeout):
+        return self.rx.connect(timeout)
+
+    def do_snapshot(self, lock=True):
+        if lock:
+            with self.rx.reading():
+                return self._read()
+        return self._read()
+
+    def do_peek(self):
+        return self.rx.version
+
+    def do_poll(self, *timeout):
+        """poll(timeout), or poll() with the implementation's default when none is given."""
+        return self.rx.poll(*timeout)
+
+    def do_state(self):
+        return {"version": self.rx.version, "stopped": bool(self.rx.stopped)}
+
+    def do_fault(self, mode):
+        """Make the next applies fail, pause them, or neither (None).
+
+        "raise": swap the `.data` of the target's first tensor for one of another shape, so
+        the target no longer matches the manifest and every apply must fail with an error
+        ack, writing nothing (ACK-7, ACK-6): a fault any conforming implementation meets.
+        ("slow", s): a mapping target pauses s seconds whenever it is read (ACK-7).
+        """
+        if self.target is None:
+            raise ValueError("fault needs a target")
+        name = next(iter(self.tensors))
+        t = self.tensors[name]
+        dtype, shape = self.spec[name]
+        torch = self.torch
+        with torch.no_grad():
+            if mode == "raise":
+                if self.saved is None:
+                    self.saved = t.data
+                t.data = torch.zeros((*shape, 2), dtype=getattr(torch, dtype))
+            elif mode is None:
+                if self.saved is not None:  # the bytes it held: a failed apply wrote none (ACK-7)
+                    t.data, self.saved = self.saved, None
+                if isinstance(self.target, ControlledMapping):
+                    self.target.pause = 0.0
+            elif isinstance(mode, tuple) and mode[0] == "slow" and isinstance(self.target, ControlledMapping):
+                self.target.pause = float(mode[1])
+            else:
+                raise ValueError(f"unknown fault {mode!r} for this target")
+        return None
+
+    def do_unwritable(self):
+        """Give the target's first tensor one that matches the manifest but refuses in-place
+        writes (made under inference_mode): applying into it fails for a reason other than
+        a mismatch (INIT-6)."""
+        if self.target is None:
+            raise ValueError("unwritable needs a target")
+        name = next(iter(self.tensors))
+        t = self.tensors[name]
+        with self.torch.inference_mode():
+            frozen = self.torch.zeros(t.shape, dtype=t.dtype)
+        if isinstance(self.target, ControlledMapping):
+            self.target._tensors[name] = frozen
+        else:
+            with self.torch.no_grad():
+                t.data = frozen
+        return None
+
+    def do_observe(self, snapshot=True):
+        """Everything the binding shows of the receiver, each read on its own (API-3, LIFE-*).
+
+        Each entry is ("value", v) or ("error", RemoteError); `snapshot` is (version,
+        described weights) read inside reading() unless the receiver is closed (LIFE-6).
+        """
+        from .model import describe
+
+        rx, out = self.rx, {}
+        for name in ("version", "stopped", "closed"):
+            out[name] = _attempt(self.ws, lambda n=name: getattr(rx, n))
+        out["failure"] = _attempt(self.ws, lambda: None if rx.failure is None else describe_error(self.ws, rx.failure))
+        if snapshot:
+            closed = out["closed"] == ("value", True)
+
+            def snap():
+                if closed:
+                    return rx.version, describe(rx.weights)
+                with rx.reading():
+                    return rx.version, describe(rx.weights)
+
+            out["snapshot"] = _attempt(self.ws, snap)
+        out["output"] = self.do_output()
+        return out
+
+    def do_output(self):
+        """What this process wrote to its stdout and stderr since the last call (API-6)."""
+        if _OUTPUT is None:
+            return ""
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        global _OUTPUT_POS
+        data = os.pread(_OUTPUT, 1 << 20, _OUTPUT_POS)
+        _OUTPUT_POS += len(data)
+        return data.decode("utf-8", "replace")
+
+    def do_close(self, twice=False, keep=False):
+        """Close the receiver, then report what is left: threads and shared mappings (LIFE-5).
+
+        With keep=True the closed receiver stays for `closed_calls` (LIFE-6).
+        """
+        self._stop_threads()
+        rx = self.rx
+        t0 = time.monotonic()
+        rx.close()
+        second = None
+        if twice:
+            try:
+                rx.close()
+            except Exception as e:  # noqa: BLE001
+                second = f"{type(e).__name__}: {e}"
+        elapsed = time.monotonic() - t0
+        if keep:
+            return {"elapsed": elapsed, "second_close": second}
+        del rx
+        return {"elapsed": elapsed, "second_close": second, **self._leftovers()}
+
+    def _leftovers(self):
+        deadline = time.monotonic() + 5.0
+        while True:
+            threads = [t.name for t in threading.enumerate() if t.ident not in self.baseline_threads and t.is_alive()]
+            if not threads or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        # Weights stay readable after close (LIFE-6); only zero-copy views keep a mapping alive.
+        self.rx = None
+        gc.collect()
+        return {"threads": threads, **shm_state()}
+
+    def do_closed_calls(self):
+        """What a closed receiver does for each call (LIFE-6)."""
+        rx = self.rx
+        out = {}
+        for name, fn in (
+            ("poll", lambda: rx.poll(0.0)),
+            ("connect", lambda: rx.connect(0.1)),
+            ("reading", lambda: rx.reading().__enter__()),
+        ):
+            try:
+                fn()
+                out[name] = None
+            except Exception as e:  # noqa: BLE001
+                out[name] = describe_error(self.ws, e)
+        from .model import describe
+
+        for name, fn in (("version", lambda: rx.version), ("stopped", lambda: rx.stopped),
+                         ("weights", lambda: describe(rx.weights))):
+            try:
+                out[name] = ("value", fn())
+            except Exception as e:  # noqa: BLE001
+                out[name] = describe_error(self.ws, e)
+        return out
+
+    def do_exit(self, code=0):
+        os._exit(code)
+
+
+def _capture_output() -> None:
+    """Send fds 1 and 2 to a file, so the suite can check that nothing is printed (API-6)."""
+    import tempfile
+
+    global _OUTPUT
+    fd, path = tempfile.mkstemp(prefix="conformance-output-")
+    os.unlink(path)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    _OUTPUT = fd
+
+
+def main(impl: str, ctrl) -> None:
+    """The worker process: import `impl`, then answer commands from `ctrl` until it closes."""
+    _capture_output()
+    try:
+        ws = importlib.import_module(impl)
+        server = Server(ws)
+    except BaseException as e:  # noqa: BLE001
+        ctrl.send(("err", RemoteError(type(e).__name__, (), f"cannot import {impl}: {e}")))
+        return
+    ctrl.send(("ok", os.getpid()))
+    while True:
+        try:
+            cmd, args, kwargs = ctrl.recv()
+        except (EOFError, OSError):
+            os._exit(0)
+        try:
+            reply = ("ok", getattr(server, "do_" + cmd)(*args, **kwargs))
+        except BaseException as e:  # noqa: BLE001 - every failure goes back to the suite
+            reply = ("err", describe_error(ws, e))
+        try:
+            ctrl.send(reply)
+        except Exception as e:  # noqa: BLE001 - an unpicklable reply
+            ctrl.send(("err", RemoteError(type(e).__name__, (), f"cannot send the reply to {cmd}: {e}")))

@@ -1,0 +1,180 @@
+"""Spec section 15, the network profile: TCP channels, the torch.distributed data plane, leases.
+
+Receivers in worker processes join `listen="tcp://127.0.0.1:0"` by URL as they
+would from other hosts; the scripted joiner (peers.Joiner) plays receivers that
+stop speaking, or whose data plane breaks, with the suite's own gloo rank when
+it needs one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from . import strategies as S
+from .bounds import bounded
+from .model import describe
+from .peers import Joiner, ready
+from .rig import SLACK, T, expect_error
+from .timing import REACTION
+
+pytestmark = pytest.mark.needs("network", "push")
+
+
+def basic(seed=0):
+    return S.distinct_weights(S.BASIC_SPEC, seed)
+
+
+@pytest.mark.req("NET-1", "NET-2", "ACK-3", "CONS-5", "LIFE-1", "VER-1")
+@pytest.mark.needs("pull")
+def test_versions_cross_tcp_bit_for_bit(rigs):
+    rig = rigs(basic(0), 3, modes=["push", "pull", "push"], connect=[0, 1], listen="tcp")
+    for step in range(1, 6):
+        if step % 2:
+            rig.send(basic(step), workers=[0], timeout=T)  # a subset send (CONS-5)
+        else:
+            f = rig.send_async(basic(step), workers=[0, 1])
+            assert rig.poll(1, T) == step
+            assert bounded(f.wait, T, limit=T + SLACK, what="wait()") == step
+        rig.check()
+    rig.connect([2])  # a late joiner gets the latest version over the data plane (LIFE-1)
+    rig.send(basic(9), workers=[2])
+    rig.send(basic(10), workers=[0, 2])
+    rig.check()
+
+
+@pytest.mark.req("NET-1", "WIRE-4", "WIRE-6")
+def test_a_tcp_init_names_the_data_plane_and_carries_no_handle(ws, rigs, closing):
+    rig = rigs(basic(0), 1, connect=False, listen="tcp")
+    j = Joiner(rig.sender.url(0))
+    closing(j)
+    assert j.join().get("type") == "Welcome"
+    init = j.handshake(answer=False)
+    assert init["slots"] == [] and init["slot"] == 0, f"NET-1 violated: a TCP Init lists slots {init['slots']}"
+    assert not j.slot_fds and not j._fds, "WIRE-4 violated: handles on a TCP channel"
+    plane = init.get("data_plane") or {}
+    assert plane.get("backend") == "gloo" and plane.get("store", "").rpartition(":")[2].isdigit(), (
+        f"NET-1 violated: data_plane is {plane}"
+    )
+    assert len(plane.get("prefix", "")) >= 32 and plane.get("nbytes", 0) >= 64, f"NET-1 violated: data_plane {plane}"
+    assert plane.get("timeout_ms", 0) > 0 and plane.get("lease_ms", 0) > 0, f"NET-1 violated: data_plane {plane}"
+    assert "network" in init.get("capabilities", []), "NET-1 violated: Init does not name the capability network"
+
+
+def _heartbeats(j: Joiner, k: int, stop: threading.Event) -> threading.Thread:
+    def beat():
+        while not stop.wait(0.3):
+            try:
+                j.send({"type": "Heartbeat"})
+            except OSError:
+                return
+
+    t = threading.Thread(target=beat, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.req("NET-4", "SEC-5", "SEND-2")
+def test_a_receiver_that_falls_silent_is_named_within_the_lease(ws, rigs, closing):
+    """A scripted receiver answers Ready and then says nothing: the sender names it by the lease, and speaks itself."""
+    rig = rigs(basic(0), 2, connect=[0], listen="tcp")
+    j = Joiner(rig.sender.url(1))
+    closing(j)
+    assert j.join().get("type") == "Welcome"
+    init = j.handshake(answer=False)
+    j.send(ready(1, init["version"]))
+    bounded(rig.sender.connect, T, workers=[1], limit=T + SLACK, what="connect(workers=[1])")
+    lease = init["data_plane"]["lease_ms"] / 1000
+    t0 = time.monotonic()
+    beats, end = 0, t0 + 2.5
+    while time.monotonic() < end:  # the sender says "still here" at least every second (NET-4)
+        try:
+            msg, _ = j.recv(max(0.01, end - time.monotonic()))
+        except Exception:  # noqa: BLE001 - no frame before `end`
+            break
+        beats += msg.get("type") == "Heartbeat"
+    assert beats >= 1, "NET-4 violated: the sender sent no Heartbeat in 2.5 s of silence"
+    e = expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(1), workers=[1], timeout=None, ids="NET-4",
+                     what="send to a receiver that fell silent", limit=lease + REACTION + SLACK)
+    assert e.workers == [1] and time.monotonic() - t0 <= lease + REACTION + SLACK
+    if e.version is not None:  # published, then the lease ran out
+        rig.model.publish(describe(basic(1)), [1])
+    rig.model.gone(1)
+    rig.send(basic(2), workers=[0])  # SEC-5: the other receiver is served as before
+    rig.check()
+
+
+@pytest.mark.req("NET-3", "NET-2", "SEND-3")
+def test_a_broken_data_plane_names_the_receiver(ws, rigs, closing):
+    """The scripted receiver builds its gloo rank, takes the Init's transfer, answers Ready, then drops the group."""
+    import torch
+    import torch.distributed as dist
+
+    rig = rigs(basic(0), 2, connect=[0], listen="tcp")
+    j = Joiner(rig.sender.url(1))
+    closing(j)
+    assert j.join().get("type") == "Welcome"
+    init = j.handshake(answer=False)
+    plane = init["data_plane"]
+    host, _, port = plane["store"].rpartition(":")
+    store = dist.TCPStore(host, int(port), is_master=False, wait_for_workers=False,
+                          timeout=datetime.timedelta(seconds=T))
+    opts = dist.ProcessGroupGloo._Options()
+    opts._devices = [dist.ProcessGroupGloo.create_device(hostname="127.0.0.1")]
+    opts._timeout = datetime.timedelta(seconds=T)
+    group = dist.ProcessGroupGloo(dist.PrefixStore(plane["prefix"], store), 1, 2, opts)
+    buf = torch.empty(plane["nbytes"], dtype=torch.uint8)
+    group.recv([buf], 0, 0).wait()
+    j.send(ready(1, init["version"]))
+    stop = threading.Event()
+    _heartbeats(j, 1, stop)
+    try:
+        bounded(rig.sender.connect, T, workers=[1], limit=T + SLACK, what="connect(workers=[1])")
+        del group  # its sockets close: the next transfer to it fails
+        f = rig.send_async(basic(1))
+        t0 = time.monotonic()
+        e = expect_error(ws, "ReceiverDiedError", f.wait, None, ids="NET-3", what="wait() on a send whose transfer "
+                         "fails", limit=REACTION + SLACK, naming=[1])
+        assert time.monotonic() - t0 < 5.0, (
+            f"NET-3 violated: the failed transfer was named after {time.monotonic() - t0:.1f} s (a lease, not the transfer?)"
+        )
+        assert e.causes.get(1) == "died"
+    finally:
+        stop.set()
+    rig.model.acked(0, f.version)
+    rig.check([0])
+
+
+@pytest.mark.req("NET-4", "RDV-5", "LIFE-2", "SEC-5")
+@pytest.mark.needs("pull")
+def test_a_frozen_worker_is_named_by_the_lease_and_rejoins(ws, rigs):
+    rig = rigs(basic(0), 3, modes=["push", "pull", "push"], listen="tcp")
+    f = rig.send_async(basic(1))
+    assert rig.poll(1, T) == 1
+    bounded(f.wait, T, limit=T + SLACK, what="wait()")
+    w = rig.workers[2]
+    os.kill(w.pid, signal.SIGSTOP)
+    try:
+        f = rig.send_async(basic(2))
+        t0 = time.monotonic()
+        expect_error(ws, "ReceiverDiedError", f.wait, None, ids="NET-4", what="wait() while receiver 2 is frozen",
+                     limit=5.0 + REACTION + SLACK, naming=[2])
+        assert time.monotonic() - t0 <= 5.0 + REACTION + SLACK
+        rig.model.gone(2)
+        assert rig.poll(1, T) == 2  # SEC-5: the others are served as before
+        g = rig.send_async(basic(3), workers=[0, 1])
+        assert rig.poll(1, T) == 3
+        assert bounded(g.wait, T, limit=T + SLACK, what="wait()") == 3
+        rig.check([0, 1])
+    finally:
+        os.kill(w.pid, signal.SIGCONT)
+    rig.restart(2)  # the thawed worker's channel was closed; a new receiver joins with the same URL
+    g = rig.send_async(basic(4))
+    assert rig.poll(1, T) == 4
+    bounded(g.wait, T, limit=T + SLACK, what="wait()")
+    rig.check()

@@ -1,0 +1,161 @@
+"""Spec 10.6, packed weights (API-8): one buffer, the same objects, the same bytes delivered."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from .rig import T, expect_error
+from .timing import SLACK
+
+pytestmark = pytest.mark.needs("pack")
+
+
+class Net(torch.nn.Module):
+    """Parameters of several dtypes and shapes, and a buffer: what a policy holds."""
+
+    def __init__(self, seed: int):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.a = torch.nn.Linear(5, 3)
+        self.b = torch.nn.Parameter(torch.randn(7, generator=g, dtype=torch.float64))
+        self.c = torch.nn.Parameter(torch.randn((), generator=g).to(torch.bfloat16))
+        self.register_buffer("steps", torch.arange(3, dtype=torch.int64) + seed)
+        with torch.no_grad():
+            self.a.weight.copy_(torch.randn(3, 5, generator=g))
+            self.a.bias.copy_(torch.randn(3, generator=g))
+
+    def forward(self, x):
+        return self.a(x).sum() + self.b.sum() + self.c.float()
+
+
+def state(module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+
+def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(
+        a.detach().cpu().reshape(-1).view(torch.uint8), b.detach().cpu().reshape(-1).view(torch.uint8))
+
+
+def pair(ws, weights, target):
+    """A sender of `weights` and one connected push receiver into `target`, in this process."""
+    sender = ws.Sender(weights, 1)
+    receiver = ws.Receiver(sender.handle(0), target)
+    box = {}
+    t = threading.Thread(target=lambda: box.update(v=receiver.connect(T)), daemon=True)
+    t.start()
+    sender.connect(T)
+    t.join(T + SLACK)
+    assert box.get("v") == 0, "INIT-5 violated: the receiver did not connect at version 0"
+    return sender, receiver
+
+
+@pytest.mark.req("API-8")
+@pytest.mark.needs("module")
+def test_pack_keeps_every_object_and_value_and_views_one_buffer(ws):
+    net = Net(1)
+    before = state(net)
+    objects = {k: v for k, v in list(net.named_parameters()) + list(net.named_buffers())}
+    packed = ws.pack(net)
+    assert set(packed) == set(before), f"API-8 violated: pack() names {sorted(packed)}, the module {sorted(before)}"
+    for name, t in packed.items():
+        assert t is objects[name], f"API-8 violated: {name!r} is a new object after pack(); optimizers would lose it"
+        assert same_bytes(t, before[name]), f"API-8 violated: pack() changed the value of {name!r}"
+    assert isinstance(net.b, torch.nn.Parameter), "API-8 violated: a parameter stopped being a Parameter"
+    storages = {t.untyped_storage().data_ptr() for t in packed.values()}
+    assert len(storages) == 1, f"API-8 violated: the packed tensors view {len(storages)} buffers, not one"
+    with pytest.raises(TypeError):
+        packed["b"] = torch.zeros(7)  # a read-only mapping
+
+
+@pytest.mark.req("API-8", "ACK-3")
+@pytest.mark.needs("module", "push")
+def test_packed_weights_deliver_what_unpacked_ones_would(ws):
+    net, target = Net(2), Net(3)
+    packed = ws.pack(net)
+    sender, receiver = pair(ws, packed, target)
+    try:
+        opt = torch.optim.SGD(net.parameters(), lr=0.5)
+        for v in range(1, 4):
+            opt.zero_grad()
+            net(torch.ones(2, 5)).sum().backward()
+            net.b.grad = torch.ones_like(net.b)
+            opt.step()  # in place: into the buffer
+            with torch.no_grad():
+                net.steps.add_(1)
+            assert sender.send(timeout=T) == v
+            want = state(net)
+            got = state(target)
+            for name, t in want.items():
+                assert same_bytes(got[name], t), f"API-8, ACK-3 violated: after version {v}, {name!r} differs"
+        # the weights of one send may be the Packed too, or the plain module it came from
+        with torch.no_grad():
+            net.b.mul_(2)
+        assert sender.send(net, timeout=T) == 4
+        assert same_bytes(state(target)["b"], net.b), "API-8 violated: a send of the packed module's object"
+    finally:
+        sender.close()
+        receiver.close()
+
+
+@pytest.mark.req("API-8", "BAD-2", "BAD-4")
+@pytest.mark.needs("module", "push")
+@pytest.mark.parametrize("how", ["data replaced", "resized"])
+def test_a_tensor_that_left_the_buffer_is_refused_before_any_byte_changes(ws, how):
+    net, target = Net(4), Net(5)
+    packed = ws.pack(net)
+    sender, receiver = pair(ws, packed, target)
+    try:
+        with torch.no_grad():
+            net.b.add_(1)
+        assert sender.send(timeout=T) == 1
+        held = state(target)
+        if how == "data replaced":
+            net.b.data = torch.full_like(net.b, 9.0)
+        else:
+            net.steps.resize_(6)
+        with torch.no_grad():
+            net.a.bias.add_(1)  # in the buffer still: must not reach anyone either
+        name = "b" if how == "data replaced" else "steps"
+        e = expect_error(ws, "WeightsMismatchError", sender.send, timeout=T, ids="API-8, BAD-2",
+                         what=f"a send after {name!r} was {how}")
+        assert repr(name) in str(e) or f"'{name}'" in str(e) or name in str(e).split(), (
+            f"BAD-2 violated: the error does not name {name!r}: {e}")
+        assert sender.version == 1, f"BAD-4 violated: the refused send moved the version to {sender.version}"
+        for k, t in state(target).items():
+            assert same_bytes(t, held[k]), f"BAD-4 violated: the receiver's {k!r} changed after a refused send"
+        assert receiver.version == 1
+    finally:
+        sender.close()
+        receiver.close()
+
+
+@pytest.mark.req("API-8")
+def test_tied_tensors_are_refused_and_nothing_moves(ws):
+    t = torch.arange(4.0)
+    weights = {"x": t, "y": t}
+    ptr = t.data_ptr()
+    with pytest.raises(ValueError):
+        ws.pack(weights)
+    assert t.data_ptr() == ptr, "API-8 violated: a refused pack() moved a tensor"
+
+
+@pytest.mark.req("API-8", "ACK-3")
+@pytest.mark.needs("module", "push")
+def test_a_packed_target_receives_into_its_buffer(ws):
+    net, target = Net(6), Net(7)
+    packed_target = ws.pack(target)
+    sender, receiver = pair(ws, net, packed_target)
+    try:
+        with torch.no_grad():
+            net.b.add_(3)
+        assert sender.send(timeout=T) == 1
+        for name, t in state(net).items():
+            assert same_bytes(packed_target[name], t), f"API-8, ACK-3 violated: the packed target's {name!r} differs"
+            assert same_bytes(target.state_dict()[name], t), f"API-8 violated: the module does not show {name!r}"
+    finally:
+        sender.close()
+        receiver.close()

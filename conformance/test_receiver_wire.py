@@ -1,0 +1,278 @@
+"""A receiver in any language against the suite's scripted sender (spec sections 5, 6, 9, 12 and 14).
+
+The scripted sender (peers.ScriptedSender) listens, runs the join, writes the
+slots and the frames by hand. The receiver under test is either the binding's
+Receiver in a worker process, or an outside program given with
+`--receiver-cmd "PROGRAM {url}"` that follows the test-control contract of
+docs/conformance.md: it prints `applied VERSION SHA256` for each version it
+holds and `stopped` when no version can come any more. Only what travels on
+the wire and those lines are judged, so a receiver written in C, Rust or over
+NumPy is held to exactly what the reference is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import subprocess
+import time
+
+import pytest
+
+from . import strategies as S
+from .peers import ScriptedSender, frame, init, layout, pack, slotinfo
+from .rig import SLACK, TIMED, T
+from .timing import REACTION, SCALE
+
+#: How long a receiver program may take to start, connect or answer (it may import a framework).
+BOUND = 30.0 * SCALE
+
+
+def arrays(seed: int):
+    """(name, dtype, shape, raw bytes) of one version: every dtype of Table 12-2 that torch has."""
+    w = S.distinct_weights(S.ALL_DTYPES_SPEC, seed)
+    return [(n, str(t.dtype).removeprefix("torch."), tuple(t.shape), S.raw_bytes(t)) for n, t in w.items()]
+
+
+def digest(arrs) -> str:
+    return hashlib.sha256(b"".join(raw for *_, raw in arrs)).hexdigest()
+
+
+class Subject:
+    """The receiver under test, following one scripted sender until it stops."""
+
+    def __init__(self, request, pool):
+        self.cmd = request.config.getoption("--receiver-cmd")
+        self.pool = pool
+        self.proc = None
+        self.worker = None
+
+    def start(self, url: str, bound: float = BOUND) -> None:
+        if self.cmd:
+            argv = [a.replace("{url}", url) for a in shlex.split(self.cmd)]
+            self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        else:
+            self.worker = self.pool.get(1)[0]
+            self.worker.submit("follow", url, "push", bound)
+
+    def finish(self, bound: float = BOUND) -> dict:
+        """{"applied": [(version, sha256)], "stopped": bool, "error": text or None}."""
+        if self.worker is not None:
+            status, value = self.worker.result(bound + SLACK)
+            assert status == "ok", f"the receiver's worker failed: {value}"
+            value["error"] = None if value["error"] is None else str(value["error"])
+            return value
+        try:
+            out, _ = self.proc.communicate(timeout=bound)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, _ = self.proc.communicate()
+            return {"applied": _applied(out), "stopped": False, "error": "did not exit"}
+        lines = out.splitlines()
+        errors = [line[6:] for line in lines if line.startswith("error ")]
+        return {"applied": _applied(out), "stopped": "stopped" in lines, "error": errors[0] if errors else None}
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _applied(out: str):
+    return [(int(p[1]), p[2]) for p in (line.split() for line in out.splitlines()) if len(p) == 3 and p[0] == "applied"]
+
+
+@pytest.fixture
+def subject(request, pool):
+    s = Subject(request, pool)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def sender():
+    s = ScriptedSender()
+    yield s
+    s.close()
+
+
+def _handshake(sender, subject, arrs, *, version=0, rid=0, protocol="1.1", check=True):
+    subject.start(sender.url(rid))
+    session = sender.accept()
+    manifest, data, nbytes = layout(arrs)
+    fd = sender.slot(0, data, nbytes)
+    session.send(init(rid, manifest, [slotinfo(0, nbytes)], version, 0, protocol=protocol), fds=[fd])
+    if check:
+        ready, _ = session.expect("Ready", BOUND)
+        assert ready["status"] == "ok" and ready["version"] == version, f"INIT-4 violated: Ready is {ready}"
+    return session, manifest, nbytes
+
+
+def _closes(session, what: str, bound: float = REACTION + SLACK):
+    assert session.closed_by_peer(bound), f"SM-R-7 violated: the receiver kept the channel open after {what}"
+
+
+@pytest.mark.req("INIT-4", "ACK-1", "ACK-2", "ACK-3", "SLOT-1", "WIRE-8", "WIRE-5", "WIRE-4", "SM-R-3", "LIFE-7", "RDV-3")
+def test_versions_arrive_bit_for_bit_and_are_acked(sender, subject):
+    v0 = arrays(0)
+    session, manifest, nbytes = _handshake(sender, subject, v0)
+    v1 = arrays(1)
+    fd1 = sender.slot(1, layout(v1)[1], nbytes)
+    session.send({"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, nbytes)]}, fds=[fd1])
+    ack, _ = session.expect("Ack", BOUND)
+    assert (ack["version"], ack["status"]) == (1, "ok"), f"ACK-1 violated: {ack}"
+    v2, v3 = arrays(2), arrays(3)
+    fd2 = sender.slot(2, layout(v2)[1], nbytes)
+    fd3 = sender.slot(3, layout(v3)[1], nbytes)
+    for v, fd in ((2, fd2), (3, fd3)):  # back to back, each frame with its own handle (WIRE-4)
+        session.send({"type": "Receive", "version": v, "slot": v, "new_slots": [slotinfo(v, nbytes)]}, fds=[fd])
+    acked = []
+    while not acked or acked[-1] < 3:
+        ack, _ = session.expect("Ack", BOUND)
+        assert ack["status"] == "ok" and ack["version"] in (2, 3) and ack["version"] not in acked, f"ACK-2 violated: {ack}"
+        acked.append(ack["version"])
+    session.send({"type": "Stop"})
+    out = subject.finish()
+    published = {0: digest(v0), 1: digest(v1), 2: digest(v2), 3: digest(v3)}
+    assert out["applied"], f"INIT-4 violated: the receiver reported no version ({out['error']})"
+    for v, d in out["applied"]:
+        assert published.get(v) == d, f"ACK-3 violated: the receiver holds version {v} with other bytes than published"
+    assert out["applied"][-1][0] == 3, f"ACK-3 violated: the receiver ends at {out['applied'][-1][0]}, not 3"
+    assert out["stopped"], "LIFE-7 violated: after Stop the receiver does not say it stopped"
+    for payload in session.frames_in:
+        from .peers import canonical
+
+        assert payload == canonical(payload), "WIRE-5 violated: a frame from the receiver is not canonical"
+
+
+@pytest.mark.req("INIT-2", "WIRE-6", "SM-R-1")
+def test_another_major_version_is_refused_with_ready_error(sender, subject):
+    session, *_ = _handshake(sender, subject, arrays(0), protocol="2.0", check=False)
+    ready, _ = session.expect("Ready", BOUND)
+    assert ready["status"] == "error" and ready["detail"], f"INIT-2 violated: an Init of protocol 2.0 got {ready}"
+    out = subject.finish()
+    assert not out["applied"], f"INIT-2 violated: the receiver applied {out['applied']} from a 2.0 Init"
+
+
+@pytest.mark.req("MSG-2", "SM-R-1")
+def test_an_init_for_another_id_is_refused(sender, subject):
+    subject.start(sender.url(0))
+    session = sender.accept()
+    manifest, data, nbytes = layout(arrays(0))
+    session.send(init(5, manifest, [slotinfo(0, nbytes)], 0, 0), fds=[sender.slot(0, data, nbytes)])
+    ready, _ = session.expect("Ready", BOUND)
+    assert ready["status"] == "error", f"MSG-2 violated: an Init for receiver 5 reached receiver 0 and got {ready}"
+
+
+@pytest.mark.req("RDV-7")
+def test_a_sender_that_cannot_prove_the_secret_gets_nothing(subject):
+    impostor = ScriptedSender(welcome="bad")
+    try:
+        subject.start(impostor.url(0))
+        session = impostor.accept()
+        manifest, data, nbytes = layout(arrays(0))
+        try:
+            session.send(init(0, manifest, [slotinfo(0, nbytes)], 0, 0), fds=[impostor.slot(0, data, nbytes)])
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # it hung up on the Welcome already, as it should
+        _closes(session, "a Welcome with a wrong proof")
+        assert not [m for m in session.frames_in if b"Ready" in m[:12]], "RDV-7 violated: the receiver answered Init"
+        out = subject.finish()
+        assert not out["applied"], f"RDV-7 violated: the receiver took weights from an impostor: {out['applied']}"
+    finally:
+        impostor.close()
+
+
+@pytest.mark.req("INIT-2", "RDV-3")
+def test_a_hello_of_another_major_gets_no_join(subject):
+    other = ScriptedSender(protocol="2.0")
+    try:
+        subject.start(other.url(0))
+        session = other.accept()
+        _closes(session, "a Hello of protocol 2.0")
+        assert not [m for m in session.frames_in if b"Join" in m[:12]], "INIT-2 violated: a Join answered a 2.0 Hello"
+        out = subject.finish()
+        assert not out["applied"] and out["error"], f"INIT-2 violated: the receiver reported {out}"
+    finally:
+        other.close()
+
+
+@pytest.mark.req("RDV-4")
+def test_a_refused_join_ends_the_receiver(subject):
+    refusing = ScriptedSender(welcome="refuse")
+    try:
+        subject.start(refusing.url(0))
+        assert refusing.accept() is None
+        out = subject.finish()
+        assert not out["applied"] and out["error"], f"RDV-4 violated: a refused receiver reported {out}"
+    finally:
+        refusing.close()
+
+
+BAD_FRAMES = {
+    # name: (bytes after the handshake, the rule)
+    "a length over 64 MiB": (b"\x7f\xff\xff\xff", "WIRE-2"),
+    "a payload that is not MessagePack": (frame(b"\xc1\xc1"), "WIRE-3"),
+    "an Ack, which does not go to a receiver": (frame(pack({"type": "Ack", "receiver": 0, "version": 1, "status": "ok",
+                                                            "detail": ""})), "MSG-3"),
+    "a Receive of an old version": (frame(pack({"type": "Receive", "version": 0, "slot": 0, "new_slots": []})), "VER-3"),
+    "a Receive naming a slot never introduced": (frame(pack({"type": "Receive", "version": 1, "slot": 9,
+                                                             "new_slots": []})), "SLOT-1"),
+    "a slot introduced twice": (frame(pack({"type": "Receive", "version": 1, "slot": 0,
+                                            "new_slots": [{"slot": 0, "device": "cpu", "nbytes": 64, "ipc": []}]})),
+                                "SLOT-5"),
+    "a second Init": (None, "SM-R-7"),
+    "a Receive listing a slot but no handle": (frame(pack({"type": "Receive", "version": 1, "slot": 4,
+                                                           "new_slots": [{"slot": 4, "device": "cpu", "nbytes": 64,
+                                                                          "ipc": []}]})), "WIRE-4"),
+}
+
+
+@pytest.mark.req("SM-R-7", "SEC-1", "WIRE-2", "WIRE-3", "MSG-3", "VER-3", "SLOT-1", "SLOT-5", "WIRE-4")
+@pytest.mark.parametrize("bad", sorted(BAD_FRAMES))
+def test_a_sender_that_breaks_the_protocol_is_cut_off(sender, subject, bad):
+    v0 = arrays(0)
+    session, manifest, nbytes = _handshake(sender, subject, v0)
+    data, rule = BAD_FRAMES[bad]
+    if data is None:
+        data = frame(pack(init(0, manifest, [], 1, 0)))
+    session.send_raw(data)
+    _closes(session, bad)
+    out = subject.finish()
+    assert [v for v, _ in out["applied"]] == [0], f"{rule} violated: after {bad} the receiver reported {out['applied']}"
+    assert out["stopped"] or out["error"], f"SM-R-7 violated: after {bad} the receiver neither stopped nor failed"
+
+
+@pytest.mark.req("WIRE-7", "SEC-2", "INIT-5")
+def test_a_frame_cut_short_does_not_hold_the_receiver(sender, subject):
+    """Half an Init, then silence: the receiver's wait is bounded, and the frame becomes a violation in 10 s."""
+    subject.start(sender.url(0))
+    session = sender.accept()
+    manifest, data, nbytes = layout(arrays(0))
+    whole = frame(pack(init(0, manifest, [slotinfo(0, nbytes)], 0, 0)))
+    t0 = time.monotonic()
+    session.send_raw(whole[: len(whole) // 2], fds=[sender.slot(0, data, nbytes)])
+    _closes(session, "half an Init", bound=REACTION + SLACK)
+    assert time.monotonic() - t0 <= REACTION + SLACK
+    out = subject.finish()
+    assert not out["applied"], f"WIRE-7 violated: the receiver reported {out['applied']} from half an Init"
+
+
+@pytest.mark.req("INIT-5", "WIRE-7", "API-3")
+def test_connect_timeout_bounds_a_stalled_handshake(pool, sender, request):
+    """The binding's connect(timeout) returns within its timeout though the Init stalls halfway."""
+    if request.config.getoption("--receiver-cmd"):
+        pytest.skip("connect(timeout) is the Python binding's; an outside program is judged on the wire")
+    w = pool.get(1)[0]
+    w.call("open", sender.url(0))
+    w.submit("connect", TIMED)
+    session = sender.accept()
+    manifest, data, nbytes = layout(arrays(0))
+    whole = frame(pack(init(0, manifest, [slotinfo(0, nbytes)], 0, 0)))
+    t0 = time.monotonic()
+    session.send_raw(whole[:10], fds=[sender.slot(0, data, nbytes)])
+    status, value = w.result(TIMED + SLACK + T)
+    elapsed = time.monotonic() - t0
+    assert status == "err" and value.isa("SyncTimeoutError"), f"INIT-5 violated: connect({TIMED}) gave {value}"
+    assert elapsed <= TIMED + SLACK, f"INIT-5 violated: connect({TIMED}) returned after {elapsed:.1f} s"
+    session.close()

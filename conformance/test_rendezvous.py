@@ -1,0 +1,169 @@
+"""Spec section 14, rendezvous by URL, seen from a joiner: the implementation's listening Sender.
+
+The scripted joiner (peers.Joiner) connects with any id and secret and checks
+every step of the join by hand; real workers join with `sender.url(i)` beside
+it. No call runs on the sender while the scripted joiner talks to it unless the
+test says so: a listening sender answers joins on its own (RDV-6).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import tempfile
+import time
+
+import pytest
+
+from . import strategies as S
+from .bounds import bounded
+from .peers import Joiner, ready
+from .rig import SLACK, T, expect_error
+from .timing import REACTION
+
+pytestmark = pytest.mark.needs("rendezvous", "push")
+
+
+def basic(seed=0):
+    return S.distinct_weights(S.BASIC_SPEC, seed)
+
+
+def _refused(j: Joiner, what: str) -> str:
+    answer = j.join()
+    assert answer.get("type") == "Refuse", f"RDV-4 violated: {what} was answered {answer.get('type')}, not Refuse"
+    assert j.closed_by_peer(SLACK), f"RDV-4 violated: the connection stayed open after refusing {what}"
+    assert not j._fds and not j.slot_fds, "RDV-4 violated: a refused joiner was given buffer handles"
+    assert not [m for m in j.frames_in if b"Init" in m[:12]], "RDV-4 violated: a refused joiner got an Init"
+    return answer["detail"]
+
+
+@pytest.mark.req("RDV-1", "RDV-2", "API-1")
+def test_each_url_names_the_address_the_id_and_its_own_secret(ws, rigs):
+    rig = rigs(basic(0), 3, connect=False, listen=True)
+    urls = [rig.sender.url(i) for i in range(3)]
+    for i, url in enumerate(urls):
+        head, _, query = url.partition("?")
+        assert head == rig.sender.address, f"RDV-1 violated: url({i}) = {url!r} does not start with the address"
+        fields = dict(kv.split("=", 1) for kv in query.split("&"))
+        assert fields.get("receiver") == str(i), f"RDV-1 violated: url({i}) names receiver {fields.get('receiver')}"
+        secret = fields.get("secret", "")
+        assert len(secret) == 64 and int(secret, 16) >= 0 and secret == secret.lower(), f"RDV-1 violated: secret {secret!r}"
+    assert len({u.partition("secret=")[2] for u in urls}) == 3, "RDV-2 violated: two receivers share a secret"
+    plain = ws.Sender(basic(0), 1)
+    try:
+        expect_error(ws, "LocalProtocolError", plain.url, 0, ids="API-1", what="url() on a sender that does not listen")
+    finally:
+        plain.close()
+
+
+@pytest.mark.req("RDV-3", "RDV-4", "RDV-6", "RDV-2", "WIRE-6")
+def test_a_joiner_without_the_secret_learns_nothing(ws, rigs, closing):
+    """With no call running on the sender: a wrong secret, an unknown id and another receiver's secret."""
+    rig = rigs(basic(0), 2, connect=False, listen=True)
+    url0 = rig.sender.url(0)
+    j = Joiner(url0, secret=os.urandom(32))
+    closing(j)
+    hello = j.hello
+    assert hello["protocol"].split(".")[0] == "1" and isinstance(hello.get("nonce"), bytes) and len(hello["nonce"]) == 32, (
+        f"RDV-3 violated: Hello is {hello}"
+    )
+    wrong = _refused(j, "a Join with a wrong secret")
+    j = Joiner(url0, rid=7)
+    closing(j)
+    unknown = _refused(j, "a Join for an id that does not exist")
+    assert wrong == unknown, f"RDV-4 violated: the refusals tell a wrong secret ({wrong!r}) from an unknown id ({unknown!r})"
+    j = Joiner(url0, rid=1)  # receiver 0's secret presented as receiver 1
+    closing(j)
+    _refused(j, "receiver 0's secret presented for receiver 1")
+    second = Joiner(url0)
+    closing(second)
+    assert second.hello["nonce"] != hello["nonce"], "RDV-3 violated: two joins got the same challenge"
+
+
+@pytest.mark.req("RDV-3", "RDV-5", "RDV-7", "LIFE-1", "INIT-1", "WIRE-4", "SEC-4")
+def test_a_joiner_with_the_secret_gets_proof_and_the_latest_version(ws, rigs, closing):
+    rig = rigs(basic(0), 2, connect=[0], listen=True)
+    for step in range(1, 4):
+        rig.send(basic(step), workers=[0])
+    j = Joiner(rig.sender.url(1))
+    closing(j)
+    answer = j.join()
+    assert answer.get("type") == "Welcome", f"RDV-5 violated: a valid Join was answered {answer}"
+    assert j.welcome_ok(answer), "RDV-3 violated: Welcome's proof is not HMAC(secret, weightsync-welcome | ...)"
+    init = j.handshake(answer=False)  # the sender sends Init with no connect() running (RDV-5)
+    assert init["receiver"] == 1 and init["version"] == 3, f"LIFE-1 violated: Init for {init['receiver']} at {init['version']}"
+    assert j.slot_fds, "WIRE-4 violated: no slot handle came with the Init of a Unix connection"
+    j.send(ready(1, 3))
+    bounded(rig.sender.connect, T, workers=[1], limit=T + SLACK, what="connect(workers=[1])")
+    f = rig.send_async(basic(4))
+    assert j.next_receive()["version"] == 4
+    from .peers import ack
+
+    j.send(ack(1, 4))
+    assert bounded(f.wait, T, limit=T + SLACK, what="wait()") == 4
+    rig.check([0])
+
+
+@pytest.mark.req("RDV-5", "SEND-3", "LIFE-2", "CON-1")
+def test_one_process_per_id_and_restart_by_the_same_url(ws, rigs, closing):
+    rig = rigs(basic(0), 2, listen=True)
+    j = Joiner(rig.sender.url(0))
+    closing(j)
+    detail = _refused(j, "a second process presenting the id of a live receiver")
+    assert "live" in detail, f"RDV-5 violated: the refusal {detail!r} does not say the receiver is live"
+    rig.workers[0].kill()
+    t0 = time.monotonic()
+    e = expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(1), timeout=None, ids="SEND-3",
+                     what="send after a receiver that joined by URL was killed", limit=REACTION + SLACK)
+    assert 0 in e.workers and time.monotonic() - t0 <= REACTION + SLACK
+    rig.model.publish(rig.model.published[0], [1]) if e.version is not None else None
+    if e.version is not None:
+        rig.model.acked(1, e.version)
+    rig.model.gone(0)
+    rig.restart(0)  # a new worker process with the same URL
+    rig.send(basic(2))
+    rig.check()
+
+
+@pytest.mark.req("RDV-6")
+def test_silent_connections_do_not_keep_a_receiver_out(ws, rigs, closing):
+    rig = rigs(basic(0), 1, connect=False, listen=True)
+    family, addr = socket.AF_UNIX, "\0" + rig.sender.address[len("unix:@"):]
+    idle = []
+    for _ in range(100):
+        s = socket.socket(family, socket.SOCK_STREAM)
+        s.connect(addr)
+        idle.append(s)
+    try:
+        rig.connect([0])  # a real worker joins with its URL past the hundred silent ones
+        rig.send(basic(1))
+        rig.check()
+        s = idle[-1]
+        s.settimeout(REACTION + SLACK)
+        data, t0 = b"x", time.monotonic()
+        while data:  # Hello, then end of file once its join time ran out (RDV-6)
+            data = s.recv(4096)
+        assert time.monotonic() - t0 <= REACTION + SLACK
+    except socket.timeout:
+        raise AssertionError("RDV-6 violated: a connection that never sent Join was kept open") from None
+    finally:
+        for s in idle:
+            s.close()
+
+
+@pytest.mark.req("RDV-8", "RDV-1")
+def test_a_filesystem_socket_is_private_and_removed(ws):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trainer.sock")
+        sender = ws.Sender(basic(0), 1, listen=f"unix:{path}")
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+            assert mode & 0o077 == 0, f"RDV-8 violated: the socket {path} has mode {oct(mode)}"
+            assert sender.url(0).startswith(f"unix:{path}?"), f"RDV-1 violated: {sender.url(0)}"
+            with pytest.raises(Exception):  # noqa: B017 - any error: the path is taken
+                ws.Sender(basic(0), 1, listen=f"unix:{path}")
+            assert os.path.exists(path), "RDV-8 violated: a second sender removed the first one's socket"
+        finally:
+            sender.close()
+        assert not os.path.exists(path), "RDV-8 violated: close() left the socket file behind"

@@ -1,0 +1,114 @@
+"""Spec 10.4, threads (API-7): every wait is bounded by its caller's timeout, and close() ends them.
+
+A trainer calls the sender from several threads: one thread may wait on a silent
+receiver without a timeout while another polls a future or shuts down. Neither
+may be held up by the first; the waiting call ends with ClosedError once the
+sender is closed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from . import strategies as S
+from .bounds import bounded
+from .rig import EARLY, SLACK, TIMED, T, expect_error
+from .timing import REACTION
+
+
+
+def basic(seed=0):
+    return S.distinct_weights(S.BASIC_SPEC, seed)
+
+
+@pytest.mark.req("API-7", "LIFE-4", "SEND-2")
+@pytest.mark.needs("push", "pull")
+def test_a_send_waiting_without_timeout_holds_up_no_other_thread(ws, rigs):
+    rig = rigs(basic(0), 2, modes=["push", "pull"])  # receiver 1 never polls: it never answers
+    sender = rig.sender
+    out = {}
+
+    def wait_forever():
+        t0 = time.monotonic()
+        try:
+            sender.send(basic(1), timeout=None)
+            out["result"] = "returned"
+        except Exception as e:  # noqa: BLE001 - checked below
+            out["result"] = e
+        out["elapsed"] = time.monotonic() - t0
+
+    blocked = threading.Thread(target=wait_forever, daemon=True)
+    blocked.start()
+    end = time.monotonic() + T
+    while sender.version < 1 and time.monotonic() < end:  # the blocked send has published
+        time.sleep(0.01)
+    assert sender.version == 1, "SEND-1 violated: the first send did not publish"
+    f = bounded(sender.send_async, basic(2), workers=[0], timeout=T, limit=T + SLACK, what="send_async in another thread")
+    assert bounded(f.wait, T, limit=T + SLACK, what="wait() in another thread") == 2, (
+        "API-7 violated: a send in another thread was held up by a send waiting on a silent receiver"
+    )
+    g = bounded(sender.send_async, basic(3), timeout=T, limit=T + SLACK, what="send_async")
+    t0 = time.monotonic()
+    expect_error(ws, "SyncTimeoutError", g.wait, TIMED, ids="API-7", what="future.wait(t) in another thread",
+                 limit=TIMED + SLACK)
+    assert time.monotonic() - t0 >= TIMED - EARLY, "SEND-2 violated: wait() raised SyncTimeoutError early"
+    assert not g.done(), "API-2 violated: done() is true while receiver 1 has not answered"
+    t0 = time.monotonic()
+    bounded(sender.close, limit=REACTION + SLACK, what="close() while another thread waits")
+    assert time.monotonic() - t0 <= REACTION + SLACK
+    blocked.join(REACTION + SLACK)
+    assert not blocked.is_alive(), "API-7 violated: the waiting send did not end after close()"
+    assert isinstance(out["result"], ws.ClosedError), (
+        f"API-7 violated: the send waiting when close() ran ended with {out['result']!r}, expected ClosedError"
+    )
+    assert sender.closed
+
+
+@pytest.mark.req("API-7", "LIFE-4")
+@pytest.mark.needs("push")
+def test_a_connect_waiting_without_timeout_ends_at_close(ws, rigs):
+    rig = rigs(basic(0), 2, connect=[0])
+    rig.sender.handle(1)  # a receiver that is never started: its handle stays open here
+    out = {}
+
+    def connect():
+        try:
+            rig.sender.connect(None, workers=[1])
+            out["result"] = "returned"
+        except Exception as e:  # noqa: BLE001
+            out["result"] = e
+
+    t = threading.Thread(target=connect, daemon=True)
+    t.start()
+    rig.send(basic(1), workers=[0], timeout=T)  # another thread's send proceeds meanwhile
+    rig.check()
+    bounded(rig.sender.close, limit=REACTION + SLACK, what="close()")
+    t.join(REACTION + SLACK)
+    assert not t.is_alive(), "API-7 violated: connect(None) still waits after close()"
+    assert isinstance(out["result"], (ws.ClosedError, ws.ReceiverDiedError)), (
+        f"API-7 violated: connect(None) ended with {out['result']!r} when the sender closed"
+    )
+
+
+@pytest.mark.req("API-7", "CONS-2", "API-3")
+@pytest.mark.needs("pull")
+def test_poll_and_reading_bound_their_wait_for_other_threads(rigs):
+    rig = rigs(basic(0), 1, modes=["pull"])
+    rig.send_async(basic(1))
+    out = rig.workers[0].call("bounded_waits", TIMED, EARLY, SLACK, bound=4 * T)
+    assert out["poll"] is None, (
+        f"API-7 violated: poll({TIMED}) applied version {out['poll']} while another thread was inside reading()"
+    )
+    assert out["poll_s"] <= TIMED + SLACK, f"API-7 violated: poll({TIMED}) took {out['poll_s']:.1f} s behind a reader"
+    r = out["reading"]
+    assert not isinstance(r, str), f"API-7 violated: reading({TIMED}) while an apply waits: {r}"
+    assert r.isa("SyncTimeoutError"), f"API-7 violated: reading({TIMED}) raised {r}; expected SyncTimeoutError"
+    assert TIMED - EARLY <= out["reading_s"] <= TIMED + SLACK, (
+        f"API-7 violated: reading({TIMED}) gave up after {out['reading_s']:.2f} s"
+    )
+    assert out["then"] == 1, f"API-7 violated: the poll that waited for the reader returned {out['then']}, not 1"
+    rig.model.acked(0, 1)
+    rig.check()

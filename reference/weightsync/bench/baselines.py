@@ -1,0 +1,145 @@
+"""What weightsync is measured against: two floors and two baselines.
+
+The floors are what any consistent update costs: `copy` (one copy of the bytes, which a
+sender that lets training go on must make) and `pipe` (a small message to each worker
+and the answers back). The baselines are other ways to do the job: `queue`, the naive
+state_dict through one torch.multiprocessing Queue per worker, and `torchrl`, TorchRL's
+SharedMemWeightSyncScheme, whose modules are imported only when a run measures it (they
+are not a dependency; `torchrl_version()` says whether they import).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .cases import sync, timed
+from .pool import TIMEOUT, Pool
+
+# torch's Queue passes one file descriptor per tensor; at 10,000 tensors the processes run out
+# of descriptors (EMFILE) and the case only ends at the ack timeout, minutes later.
+QUEUE_MAX_TENSORS = 1000
+
+
+def bench_copy(weights, device, budget, lo, hi) -> list[float]:
+    """One copy of the same bytes (as one float32 tensor) on the weights' device."""
+    numel = sum(t.numel() for t in weights.values())
+    src = torch.empty(numel, device=device).uniform_()
+    dst = torch.zeros_like(src)  # touched now, so page faults are not timed
+
+    def copy():
+        dst.copy_(src)
+        sync(device)
+
+    return timed(copy, budget, lo, hi)
+
+
+def bench_pipe(pool: Pool, n: int, budget, lo, hi) -> list[float]:
+    """A one-byte round trip over a Pipe to each of `n` workers."""
+    pairs = [pool.ctx.Pipe() for _ in range(n)]
+    pool.command(n, lambda i: ("pipe", pairs[i][1]))
+    for _, theirs in pairs:
+        theirs.close()
+    ours = [a for a, _ in pairs]
+
+    def round_trip():
+        for c in ours:
+            c.send(1)
+        for c in ours:
+            c.recv()
+
+    try:
+        return timed(round_trip, budget, lo, hi)
+    finally:
+        for c in ours:
+            c.send(None)
+        pool.expect(n, "done")
+        for c in ours:
+            c.close()
+
+
+def bench_queue(pool: Pool, weights, device, n: int, budget, lo, hi) -> list[float]:
+    """A cloned state_dict put into each worker's queue; each worker copies it and acks."""
+    shapes = [tuple(t.shape) for t in weights.values()]
+    pool.command(n, lambda i: ("queue", shapes, device))
+    version = [0]
+
+    def send():
+        version[0] += 1
+        state = {k: v.clone() for k, v in weights.items()}  # a snapshot the trainer cannot change
+        for q in pool.data_q[:n]:
+            q.put((version[0], state))
+        for _ in range(n):
+            pool.ack_q.get(timeout=TIMEOUT)
+
+    try:
+        return timed(send, budget, lo, hi)
+    finally:
+        for q in pool.data_q[:n]:
+            q.put(None)
+        pool.expect(n, "done")
+
+
+def torchrl_version() -> str | None:
+    try:
+        import torchrl
+    except Exception:  # noqa: BLE001 - any import failure means "not available"
+        return None
+    return getattr(torchrl, "__version__", "unknown")
+
+
+def _torchrl_once(ctl, scheme, index: int, shapes, stop) -> None:
+    """A TorchRL worker: a module with the same parameter names, synchronised by `scheme`."""
+    torch.set_num_threads(1)
+    try:
+        model = torch.nn.Module()
+        for i, shape in enumerate(shapes):
+            model.register_parameter(f"w{i:03d}", torch.nn.Parameter(torch.empty(shape), requires_grad=False))
+        scheme.init_on_receiver(model_id="policy", model=model, worker_idx=index)
+        scheme.connect(worker_idx=index)
+        ctl.send(("connected", index))
+        stop.wait()
+        ctl.send(("done", None))
+    except Exception as e:  # noqa: BLE001 - reported to the parent, which names the case
+        ctl.send(("error", f"{type(e).__name__}: {e}"))
+
+
+def bench_torchrl(ctx, weights, n: int, budget, lo, hi) -> list[float]:
+    """TorchRL's scheme, in fresh processes: its queues reach a worker only when it is started."""
+    from tensordict import TensorDict
+    from torchrl.weight_update import SharedMemWeightSyncScheme
+
+    trainer = TensorDict(dict(weights))  # the trainer's own weights, distinct from the shared buffer
+    scheme = SharedMemWeightSyncScheme()
+    scheme.init_on_sender(model_id="policy", weights=trainer.clone(), devices=[torch.device("cpu")] * n, ctx=ctx)
+    shapes = [tuple(t.shape) for t in weights.values()]
+    stop = ctx.Event()
+    pipes = [ctx.Pipe() for _ in range(n)]
+    procs = [
+        ctx.Process(target=_torchrl_once, args=(theirs, scheme, i, shapes, stop), daemon=True)
+        for i, (_, theirs) in enumerate(pipes)
+    ]
+    for p in procs:
+        p.start()
+    for _, theirs in pipes:
+        theirs.close()
+    try:
+        scheme.connect()
+        for i, (ours, _) in enumerate(pipes):
+            if not ours.poll(TIMEOUT):
+                raise TimeoutError(f"torchrl worker {i} did not connect")
+            kind, value = ours.recv()
+            if kind == "error":
+                raise RuntimeError(f"torchrl worker {i}: {value}")
+        return timed(lambda: scheme.send(weights=trainer), budget, lo, hi)
+    finally:
+        stop.set()
+        try:
+            scheme.shutdown()
+        finally:
+            for p in procs:
+                p.join(timeout=30)
+                if p.is_alive():
+                    p.kill()
+                    p.join(timeout=5)
+            for ours, _ in pipes:
+                ours.close()

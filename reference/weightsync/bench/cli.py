@@ -1,0 +1,233 @@
+"""The command: its options, the plan of cases they select, and the run that measures them.
+
+`run()` walks devices, sizes, layouts and receiver counts, measures each group of cases
+with the floors first, prints one line per case as it finishes, and writes the report.
+A failed case is recorded with its error and the run goes on; an interrupt writes what
+was measured so far.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+import torch.multiprocessing as mp
+
+from . import network
+from .baselines import QUEUE_MAX_TENSORS, bench_copy, bench_pipe, bench_queue, bench_torchrl, torchrl_version
+from .cases import LAYOUT_SIZES, LAYOUTS, RECEIVERS, SIZES, Case, fill, fmt_params, make_weights, runs_at
+from .plots import plot
+from .pool import Pool
+from .report import json_safe, machine, markdown
+from .systems import COLUMNS, VARIANTS, bench_weightsync, cuda_supported
+from .targets import evaluate
+
+# The quick run leaves out the huge layout: its 1e6-parameter cases add about 25 s on 2 cores,
+# most of it in building and connecting senders of 10,000 tensors.
+QUICK = dict(sizes=(1e3, 1e6, 1e7), receivers=(1, 4), layouts=("few", "many"), budget=0.25, min_reps=5, max_reps=40,
+             net_sizes=(1e6, 1e7), net_receivers=(1, 4))
+FULL = dict(sizes=SIZES, receivers=RECEIVERS, layouts=tuple(LAYOUTS), budget=1.5, min_reps=5, max_reps=300,
+            net_sizes=network.SIZES, net_receivers=network.RECEIVERS)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quick", action="store_true", help="a run of about a minute: fewer sizes, receivers and sends")
+    parser.add_argument("--out", default="bench-results", help="directory for results.md, results.json and plots")
+    parser.add_argument("--sizes", help="comma-separated parameter counts, e.g. 1e3,1e6 (default: 1e3..1e8)")
+    parser.add_argument("--receivers", help="comma-separated receiver counts (default: 1,2,4,8)")
+    parser.add_argument("--layouts", help="comma-separated subset of few (6 tensors), many (500 tensors) and huge "
+                        "(10,000 tensors, at 1e6 params only) (default: all; quick: few,many)")
+    parser.add_argument("--systems", help="comma-separated subset of: " + ", ".join(COLUMNS)
+                        + " (copy and pipe always run)")
+    parser.add_argument("--budget", type=float, help="seconds of timed sends per case (default 1.5, quick 0.25)")
+    parser.add_argument("--max-reps", type=int, help="most timed sends per case")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch intra-op threads of the sending process (default 1; receivers use 1)")
+    parser.add_argument("--no-network", action="store_true",
+                        help="leave out the network profile's cases (TCP and gloo next to a raw gloo transfer)")
+
+
+def argv_shown(args: argparse.Namespace) -> list[str]:
+    """The options of this run as typed, --out left out (it says where, not what)."""
+    out = (["--quick"] if args.quick else []) + (["--no-network"] if args.no_network else [])
+    for name in ("sizes", "receivers", "layouts", "systems", "budget", "max_reps", "threads"):
+        value = getattr(args, name)
+        if value is not None and not (name == "threads" and value == 1):
+            out.append(f"--{name.replace('_', '-')} {value}")
+    return out
+
+
+def measure_group(pool, device, weights, layout, n, variants, use_queue, use_torchrl, reps, record) -> None:
+    """Every system for one model on one device to `n` receivers, floors first."""
+    budget, lo, hi = reps
+    nbytes = sum(t.numel() * t.element_size() for t in weights.values())
+    params = sum(t.numel() for t in weights.values())
+    base = dict(device=device, params=params, layout=layout, tensors=len(weights), nbytes=nbytes, receivers=n)
+    # The floors are measured next to each group, so that they share its moment's load.
+    record(Case(**base, system="copy"), bench_copy(weights, device, budget, lo, hi))
+    record(Case(**base, system="pipe"), bench_pipe(pool, n, budget, lo, hi))
+    runs: dict[str, Callable[[], tuple]] = {
+        name: functools.partial(bench_weightsync, pool, weights, n, mode, zc, budget, lo, hi, packed)
+        for name, (mode, zc, packed) in variants.items()}
+    if use_queue:  # the naive baseline is slow: fewer sends
+        runs["queue"] = lambda: (bench_queue(pool, weights, device, n, budget, min(lo, 3),
+                                             hi if nbytes < 1e8 else min(hi, 10)), None)
+    if use_torchrl and device == "cpu":
+        runs["torchrl"] = lambda: (bench_torchrl(pool.ctx, weights, n, budget, lo, hi), None)
+    for name, measure in runs.items():
+        case = Case(**base, system=name)
+        if name == "queue" and len(weights) > QUEUE_MAX_TENSORS:
+            record(case, error=f"not run: torch's Queue passes a file descriptor per tensor, "
+                               f"and {len(weights)} tensors run out of descriptors")
+            continue
+        try:
+            times, case.fds = measure()
+        except Exception as e:  # noqa: BLE001 - one failed case must not end the run
+            record(case, error=f"{type(e).__name__}: {e}")
+        else:
+            record(case, times)
+
+
+def measure_network(pool, cases, variants, reps, record) -> None:
+    """The network profile (device "tcp"): the raw gloo floor, then each weightsync variant, per size and count."""
+    budget, lo, hi = reps
+    for p, n in cases:
+        weights = make_weights(p, LAYOUTS["few"])
+        nbytes = sum(t.numel() * t.element_size() for t in weights.values())
+        base = dict(device="tcp", params=p, layout="few", tensors=len(weights), nbytes=nbytes, receivers=n)
+        runs = {network.FLOOR: lambda: (network.bench_gloo(pool, nbytes, n, budget, lo, hi), None)}
+        runs.update({name: (lambda m=mode, z=zc: network.bench_tcp(pool, weights, n, m, z, budget, lo, hi))
+                     for name, (mode, zc) in variants.items()})
+        for name, measure in runs.items():
+            case = Case(**base, system=name)
+            try:
+                times, case.fds = measure()
+            except Exception as e:  # noqa: BLE001 - one failed case must not end the run
+                pool.drain(n)
+                record(case, error=f"{type(e).__name__}: {e}")
+            else:
+                record(case, times)
+
+
+def _config(args: argparse.Namespace) -> dict:
+    cfg = dict(QUICK if args.quick else FULL)
+    if args.sizes:  # for the network cases too
+        cfg["sizes"] = cfg["net_sizes"] = tuple(float(s) for s in args.sizes.split(","))
+    if args.receivers:
+        cfg["receivers"] = cfg["net_receivers"] = tuple(int(r) for r in args.receivers.split(","))
+    if args.layouts:
+        cfg["layouts"] = tuple(s.strip() for s in args.layouts.split(","))
+    if args.budget is not None:
+        cfg["budget"] = args.budget
+    if args.max_reps is not None:
+        cfg["max_reps"] = args.max_reps
+        cfg["min_reps"] = min(cfg["min_reps"], args.max_reps)
+    return cfg
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = _config(args)
+    systems = [s.strip() for s in args.systems.split(",")] if args.systems else None
+    known = set(COLUMNS) | {network.FLOOR, *network.VARIANTS}
+    unknown = sorted(set(systems or ()) - known) + sorted(set(cfg["layouts"]) - set(LAYOUTS))
+    if unknown:
+        print(f"unknown system or layout: {unknown}; systems are {COLUMNS}, layouts {list(LAYOUTS)}", file=sys.stderr)
+        return 2
+    variants = {k: v for k, v in VARIANTS.items() if systems is None or k in systems}
+    layouts = {k: v for k, v in LAYOUTS.items() if k in cfg["layouts"]}
+    models = [(p, lay) for p in cfg["sizes"] for lay in layouts if runs_at(lay, p)]
+    for lay in sorted(set(layouts) - {lay for _, lay in models}):
+        sizes = ", ".join(fmt_params(p) for p in LAYOUT_SIZES[lay])
+        print(f"layout {lay} runs only at {sizes} params, which this run does not include", file=sys.stderr)
+    use_queue = systems is None or "queue" in systems
+    use_torchrl = (systems is None or "torchrl" in systems) and torchrl_version() is not None
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    cuda_ok = cuda_supported()
+    budget, lo, hi = cfg["budget"], cfg["min_reps"], cfg["max_reps"]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    info = machine()
+    info["sender_threads"] = args.threads
+    groups = len(models) * len(cfg["receivers"])
+    per_group = {"cpu": 2 + len(variants) + use_queue + use_torchrl,
+                 "cuda": 2 + len(variants) + (use_queue if cuda_ok else 0)}
+    net_variants = {} if args.no_network else {k: v for k, v in network.VARIANTS.items()
+                                                if systems is None or k in systems}
+    net_cases = [(int(p), n) for p in cfg["net_sizes"] for n in cfg["net_receivers"] if n <= max(cfg["receivers"])]
+    total = groups * sum(per_group[d] for d in devices) + (len(net_cases) * (1 + len(net_variants)) if net_variants else 0)
+    print(f"weightsync bench: {info['cpu']}, {info['cores']} cores, torch {info['torch']}, "
+          f"torchrl {info['torchrl'] or 'not installed'}; {total} cases{' (quick)' if args.quick else ''}", flush=True)
+
+    # A parallel copy waits for every OpenMP thread; on a machine whose cores the receivers
+    # keep busy, one descheduled thread costs a scheduler quantum (ms) and the figure
+    # measures the scheduler. One thread per process is the default for that reason.
+    torch.set_num_threads(args.threads)
+    ctx = mp.get_context("spawn")
+    t_start = time.perf_counter()
+    pool = Pool(max(cfg["receivers"]), ctx)
+    print(f"started {len(pool.procs)} worker processes in {time.perf_counter() - t_start:.1f} s", flush=True)
+    cases: list[Case] = []
+    done = [0]
+
+    def record(case: Case, times=None, error: str = "") -> None:
+        done[0] += 1
+        if times:
+            fill(case, times)
+        if error:
+            case.note = error
+        cases.append(case)
+        what = f"{fmt_params(case.params)} params x {case.tensors} tensors, {case.receivers} receivers, {case.device}"
+        if error:
+            result = error if error.startswith("not run:") else f"FAILED: {error}"
+        else:
+            result = f"p50 {case.p50 * 1e3:9.3f} ms  p90 {case.p90 * 1e3:9.3f} ms  ({case.reps} sends)"
+        print(f"[{done[0]:3d}/{total}] {what:<45} {case.system:<26} {result}", flush=True)
+
+    try:
+        for device in devices:
+            for p, lay in models:
+                nt = layouts[lay]
+                if device != "cpu" and not cuda_ok:  # the rows say so rather than vanish
+                    for n in cfg["receivers"]:
+                        for system in ["copy", "pipe", *variants]:
+                            record(Case(device, int(p), lay, min(nt, int(p)), int(p) * 4, n, system),
+                                   error="this binding has no CUDA slots")
+                    continue
+                weights = make_weights(int(p), nt, device)
+                for n in cfg["receivers"]:
+                    measure_group(pool, device, weights, lay, n, variants, use_queue, use_torchrl,
+                                  (budget, lo, hi), record)
+                del weights
+        if net_variants:
+            measure_network(pool, net_cases, net_variants, (budget, lo, hi), record)
+    except KeyboardInterrupt:
+        print("interrupted: writing what was measured", file=sys.stderr)
+    finally:
+        pool.close()
+    elapsed = time.perf_counter() - t_start
+    targets = evaluate(cases)
+    results = {
+        "machine": info,
+        "config": {**{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, "quick": bool(args.quick),
+                   "layouts": layouts, "systems": ["copy", "pipe", *variants, *(["queue"] if use_queue else []),
+                                                   *(["torchrl"] if use_torchrl else []),
+                                                   *([network.FLOOR, *net_variants] if net_variants else [])]},
+        "command": " ".join(["python -m weightsync bench", *argv_shown(args)]),
+        "elapsed_s": round(elapsed, 1),
+        "cases": [json_safe({**asdict(c), "throughput": c.throughput}) for c in cases],
+        "targets": targets,
+    }
+    (out / "results.json").write_text(json.dumps(results, indent=1, allow_nan=False) + "\n")
+    plots = plot(cases, out)
+    (out / "results.md").write_text(markdown(results, plots))
+    print(f"done in {elapsed:.0f} s; wrote {out / 'results.md'}, {out / 'results.json'} and {len(plots)} plots")
+    for t in targets:
+        print(f"  target {t['name']}: {t['value']} (limit {t['limit']}) {t['verdict']}")
+    return 0

@@ -1,0 +1,111 @@
+"""The network profile's cases: weightsync over TCP and gloo, next to a raw torch.distributed transfer.
+
+The floor ("gloo send") is what the data plane itself costs: one two-rank gloo group per
+receiver, the same bytes sent to every receiver and a one-number answer back from each,
+timed from the first send to the last answer, exactly as weightsync's data plane moves a
+version (NET-2) minus everything weightsync adds (frames, acks, slots). Both run in the
+same pool of worker processes, over 127.0.0.1, in the same run.
+"""
+
+from __future__ import annotations
+
+import datetime
+import secrets
+import threading
+import time
+
+import torch
+import torch.distributed as dist
+
+from .. import Sender
+from .cases import timed
+from .pool import TIMEOUT, Pool
+
+SIZES = (1e6, 1e7, 1e8)
+RECEIVERS = (1, 2, 4)
+FLOOR = "gloo send"
+VARIANTS = {"weightsync tcp push": ("push", False), "weightsync tcp push zero-copy": ("push", True)}
+HOST = "127.0.0.1"
+
+
+def _group(store, prefix: str, rank: int) -> dist.ProcessGroupGloo:
+    opts = dist.ProcessGroupGloo._Options()  # type: ignore[attr-defined]  # private, no stub
+    opts._devices = [dist.ProcessGroupGloo.create_device(hostname=HOST)]
+    opts._timeout = datetime.timedelta(seconds=TIMEOUT)
+    opts._threads = 1
+    return dist.ProcessGroupGloo(dist.PrefixStore(prefix, store), rank, 2, opts)
+
+
+def gloo_worker(store_port: int, prefix: str, nbytes: int) -> None:
+    """A pool worker's side of the floor: receive each transfer, answer with one number, until told to stop."""
+    store = dist.TCPStore(HOST, store_port, is_master=False, timeout=datetime.timedelta(seconds=TIMEOUT))
+    group = _group(store, prefix, 1)
+    buf, go, ack = torch.empty(nbytes, dtype=torch.uint8), torch.zeros(1, dtype=torch.int64), torch.ones(1)
+    while True:
+        group.recv([go], 0, 0).wait()  # type: ignore[attr-defined]  # no stub
+        if not go.item():
+            return
+        group.recv([buf], 0, 0).wait()  # type: ignore[attr-defined]  # no stub
+        group.send([ack], 0, 0).wait()  # type: ignore[attr-defined]  # no stub
+
+
+def bench_gloo(pool: Pool, nbytes: int, n: int, budget, lo, hi) -> list[float]:
+    """Times of one raw transfer of `nbytes` to each of `n` workers, and their answers."""
+    store = dist.TCPStore(HOST, 0, is_master=True, wait_for_workers=False, timeout=datetime.timedelta(seconds=TIMEOUT))
+    prefixes = [secrets.token_hex(8) for _ in range(n)]
+    pool.command(n, lambda i: ("gloo", store.port, prefixes[i], nbytes))
+    groups: list = [None] * n
+
+    def build(i):
+        groups[i] = _group(store, prefixes[i], 0)
+
+    threads = [threading.Thread(target=build, args=(i,)) for i in range(n)]  # each blocks until its peer comes
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(TIMEOUT)
+    if any(g is None for g in groups):
+        raise RuntimeError("the gloo groups were not built")
+    buf, answers = torch.ones(nbytes, dtype=torch.uint8), [torch.zeros(1) for _ in range(n)]
+    go = torch.ones(1, dtype=torch.int64)
+
+    def once():
+        for g in groups:
+            g.send([go], 1, 0).wait()  # tells the worker a transfer follows; outside the timed span below
+        t0 = time.perf_counter()
+        works = [g.send([buf], 1, 0) for g in groups]
+        for w in works:
+            w.wait()
+        for w in [g.recv([a], 1, 0) for g, a in zip(groups, answers)]:
+            w.wait()
+        return time.perf_counter() - t0
+
+    try:
+        times = timed(once, budget, lo, hi, measure_self=True)
+    finally:
+        go.zero_()
+        for g in groups:
+            g.send([go], 1, 0).wait()
+        pool.expect(n, "done")
+        del groups
+    return times
+
+
+def bench_tcp(pool: Pool, weights, n: int, mode: str, zero_copy: bool, budget, lo, hi):
+    """Times of `sender.send()` over TCP and gloo to `n` pool workers that joined by URL."""
+    sender = Sender(weights, n, listen=f"tcp://{HOST}:0")
+    try:
+        pool.command(n, lambda i: ("weightsync", sender.url(i), mode, zero_copy))
+        sender.connect(timeout=TIMEOUT)
+        pool.expect(n, "connected")
+        times = timed(lambda: sender.send(timeout=TIMEOUT), budget, lo, hi)
+        version = sender.version
+    except BaseException:
+        sender.close()
+        pool.drain(n)
+        raise
+    sender.close()
+    finals = pool.expect(n, "done")
+    if finals != [version] * n:
+        raise RuntimeError(f"receivers ended at versions {finals}, the sender at {version}")
+    return times, None

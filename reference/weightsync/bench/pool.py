@@ -1,0 +1,136 @@
+"""The worker processes that play the receivers, started once and reused across cases.
+
+Starting a process that imports torch costs seconds on a small machine, so the pool
+spawns its workers once; each then runs a command loop and takes the receiving side of
+whatever case the parent names (a weightsync receiver, a pipe echo, a queue consumer).
+A case that fails must leave its workers ready for the next one.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from multiprocessing import connection
+
+import torch
+
+from .. import Receiver
+from .cases import sync
+
+TIMEOUT = 120.0
+
+
+def _worker(index: int, ctl, data_q, ack_q) -> None:
+    """One reusable worker: runs the receiving side of whatever case `ctl` names."""
+    torch.set_num_threads(1)
+    while True:
+        cmd = ctl.recv()
+        kind = cmd[0]
+        if kind == "exit":
+            return
+        try:
+            if kind == "ping":
+                result = None
+            elif kind == "weightsync":
+                _, handle, mode, zero_copy = cmd
+                with Receiver(handle, mode=mode, zero_copy=zero_copy) as rx:
+                    rx.connect(timeout=TIMEOUT)
+                    ctl.send(("connected", index))
+                    while not rx.stopped:
+                        if mode == "pull":
+                            rx.poll(timeout=1.0)
+                        else:
+                            time.sleep(0.005)  # applies happen on the receiver's own thread
+                    result = rx.version
+            elif kind == "gloo":
+                from .network import gloo_worker
+
+                gloo_worker(*cmd[1:])
+                result = None
+            elif kind == "pipe":
+                _, conn = cmd
+                while (msg := conn.recv()) is not None:
+                    conn.send(msg)
+                conn.close()
+                result = None
+            elif kind == "queue":
+                _, shapes, device = cmd
+                own = [torch.empty(s, device=device) for s in shapes]
+                while (item := data_q.get()) is not None:
+                    version, state = item
+                    with torch.no_grad():
+                        torch._foreach_copy_(own, list(state.values()))
+                    sync(device)
+                    del state
+                    ack_q.put((index, version))
+                result = None
+            else:
+                raise ValueError(f"unknown command {kind!r}")
+            ctl.send(("done", result))
+        except Exception as e:  # noqa: BLE001 - reported to the parent, which names the case
+            for arg in cmd[1:]:  # a handle or pipe end left open would keep the sender waiting
+                conn = getattr(arg, "conn", arg)
+                if isinstance(conn, (connection.Connection, socket.socket)):
+                    conn.close()
+            ctl.send(("error", f"{type(e).__name__}: {e}"))
+        cmd = None
+
+
+class Pool:
+    """`n` spawned workers, each with a control pipe and a data queue; one shared ack queue."""
+
+    def __init__(self, n: int, ctx):
+        self.ctx = ctx
+        self.ack_q = ctx.Queue()
+        self.data_q = [ctx.Queue() for _ in range(n)]
+        self.ctl = []
+        self.procs = []
+        for i in range(n):
+            ours, theirs = ctx.Pipe()
+            p = ctx.Process(target=_worker, args=(i, theirs, self.data_q[i], self.ack_q), daemon=True)
+            p.start()
+            theirs.close()
+            self.ctl.append(ours)
+            self.procs.append(p)
+        self.command(n, lambda i: ("ping",))
+        self.expect(n, "done")  # every worker has imported torch and waits for cases
+
+    def command(self, n: int, make) -> None:
+        for i in range(n):
+            self.ctl[i].send(make(i))
+
+    def expect(self, n: int, what: str, timeout: float = TIMEOUT) -> list:
+        out = []
+        for i in range(n):
+            if not self.ctl[i].poll(timeout):
+                raise TimeoutError(f"worker {i} did not answer {what!r} within {timeout:.0f} s")
+            kind, value = self.ctl[i].recv()
+            if kind == "error":
+                raise RuntimeError(f"worker {i}: {value}")
+            if kind != what:
+                raise RuntimeError(f"worker {i} answered {kind!r}, expected {what!r}")
+            out.append(value)
+        return out
+
+    def drain(self, n: int, timeout: float = 30.0) -> None:
+        """After a failed case: read each worker's messages until it reports the case ended."""
+        for c in self.ctl[:n]:
+            deadline = time.monotonic() + timeout
+            while c.poll(max(0.0, deadline - time.monotonic())):
+                if c.recv()[0] in ("done", "error"):
+                    break
+
+    def close(self) -> None:
+        for c in self.ctl:
+            try:
+                c.send(("exit",))
+            except OSError:
+                pass
+        for p in self.procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5)
+        for q in (*self.data_q, self.ack_q):
+            q.close()
+            q.join_thread()

@@ -1,0 +1,139 @@
+"""What a run writes: results.json (the raw figures) and results.md (the tables).
+
+results.md wraps its tables between `--8<-- [start:tables]` and `--8<-- [end:tables]`
+markers, which docs/benchmark.md uses to include them; the plots stay outside, since the
+page shows its own. Both files come from the same results dict, so the markdown can be
+remade from a results.json.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import platform
+
+import torch
+
+from . import network
+from .baselines import torchrl_version
+from .cases import LAYOUTS, Case, fmt_params, lookup
+from .systems import COLUMNS, VARIANTS, best_weightsync
+
+
+def json_safe(row: dict) -> dict:
+    """NaN (a case that did not run, a throughput that does not apply) becomes null."""
+    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
+
+
+def machine() -> dict:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "gpu": gpu,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "torchrl": torchrl_version(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def _ms(c: Case | None) -> str:
+    if c is None:
+        return "-"
+    return f"{c.p50 * 1e3:.3f}" if c.p50 < 1 else f"{c.p50 * 1e3:.0f}"
+
+
+def _groups(cases: list[Case], device: str) -> list[tuple]:
+    """(params, layout, tensors, receivers) of the device's cases, by layout (fewest tensors first)."""
+    order = {name: i for i, name in enumerate(LAYOUTS)}
+    keys = {(c.params, c.layout, c.tensors, c.receivers) for c in cases if c.device == device}
+    return sorted(keys, key=lambda k: (order.get(k[1], len(order)), k[1], k[0], k[3]))
+
+
+def _network_table(cases: list[Case], idx: dict) -> list[str]:
+    """Send latency over TCP and gloo next to the raw gloo transfer of the same bytes (the floor)."""
+    keys = sorted({(c.params, c.tensors, c.receivers) for c in cases if c.device == "tcp"})
+    if not keys:
+        return []
+    cols = [network.FLOOR, *network.VARIANTS]
+    lines = ["", "### Across machines: TCP channel, gloo data plane (127.0.0.1), p50 ms and ratio to the floor", "",
+             "| params | tensors | receivers | " + " | ".join(cols) + " | "
+             + " | ".join(f"{s.removeprefix('weightsync ')} / gloo" for s in network.VARIANTS) + " |",
+             "|---:|---:|---:|" + "---:|" * (len(cols) + len(network.VARIANTS))]
+    for p, nt, n in keys:
+        k = ("tcp", p, "few", n)
+        floor = idx.get((*k, network.FLOOR))
+        ratios = [f"{idx[(*k, s)].p50 / floor.p50:.2f}" if floor and (*k, s) in idx else "-" for s in network.VARIANTS]
+        lines.append(f"| {fmt_params(p)} | {nt} | {n} | " + " | ".join(_ms(idx.get((*k, s))) for s in cols)
+                     + " | " + " | ".join(ratios) + " |")
+    return lines
+
+
+def markdown(results: dict, plots: list[str]) -> str:
+    m = results["machine"]
+    cases = [Case(**{k: (math.nan if v is None and k in ("p50", "p90") else v)  # type: ignore[arg-type]  # JSON fields
+                     for k, v in c.items() if k != "throughput"}) for c in results["cases"]]
+    idx = lookup(cases)
+    failed = [c for c in cases if c.note]
+    lines = [
+        "# weightsync benchmark results",
+        "",
+        "<!-- --8<-- [start:tables] -->",
+        f"Machine: {m['cpu']}, {m['cores']} cores, GPU {m['gpu'] or 'none'}; {m['os']}; Python {m['python']}, "
+        f"torch {m['torch']}, torchrl {m['torchrl'] or 'not installed'}; torch threads: sender "
+        f"{m.get('sender_threads', '?')}, receivers 1. Run {m['date']}: "
+        f"`{results['command']}`, {results['elapsed_s']:.0f} s.",
+        "",
+        "### Targets",
+        "",
+        "| Target | Value | Limit | Verdict | Detail |",
+        "|---|---|---|---|---|",
+    ]
+    for t in results["targets"]:
+        lines.append(f"| {t['name']} | {t['value'] if t['value'] is not None else '-'} | {t['limit']} | "
+                     f"{t['verdict']} | {t['detail'] or ''} |")
+    present = [s for s in COLUMNS if any(c.system == s for c in cases)]
+    ws_cols = [s for s in VARIANTS if s in present]
+    for device in sorted({c.device for c in cases} - {"tcp"}):
+        groups = _groups(cases, device)
+        lines += ["", f"### Send latency p50, {device} (ms)", "",
+                  "| params | tensors | receivers | " + " | ".join(present) + " |",
+                  "|---:|---:|---:|" + "---:|" * len(present)]
+        for p, lay, nt, n in groups:
+            row = [_ms(idx.get((device, p, lay, n, s))) for s in present]
+            lines.append(f"| {fmt_params(p)} | {nt} | {n} | " + " | ".join(row) + " |")
+        lines += ["", f"### Ratios, {device}", "",
+                  "Each weightsync p50 over its floors; `queue/ws` and `torchrl/ws` are a baseline's p50 over "
+                  "the fastest weightsync variant (above 1: weightsync is faster). Throughput is bytes delivered "
+                  "per second (model bytes x receivers / p50) of the fastest variant.", "",
+                  "| params | tensors | receivers | " + " | ".join(f"{s.removeprefix('weightsync ')} / pipe" for s in ws_cols)
+                  + " | " + " | ".join(f"{s.removeprefix('weightsync ')} / (copy+pipe)" for s in ws_cols)
+                  + " | queue / ws | torchrl / ws | GB/s |",
+                  "|---:|---:|---:|" + "---:|" * (2 * len(ws_cols) + 3)]
+        for p, lay, nt, n in groups:
+            k = (device, p, lay, n)
+            pipe, copy, best = idx.get((*k, "pipe")), idx.get((*k, "copy")), best_weightsync(idx, k)
+            r1 = [f"{idx[(*k, s)].p50 / pipe.p50:.2f}" if pipe and (*k, s) in idx else "-" for s in ws_cols]
+            r2 = [f"{idx[(*k, s)].p50 / (pipe.p50 + copy.p50):.2f}" if pipe and copy and (*k, s) in idx else "-"
+                  for s in ws_cols]
+            rq = [f"{idx[(*k, b)].p50 / best.p50:.2f}" if best and (*k, b) in idx else "-" for b in ("queue", "torchrl")]
+            gbs = f"{best.throughput / 1e9:.2f}" if best else "-"
+            lines.append(f"| {fmt_params(p)} | {nt} | {n} | " + " | ".join(r1 + r2 + rq) + f" | {gbs} |")
+    lines += _network_table(cases, idx)
+    if failed:
+        lines += ["", "### Cases that did not run", ""]
+        lines += [f"- {c.device} {fmt_params(c.params)} params x {c.tensors} tensors, {c.receivers} receivers, "
+                  f"{c.system}: {c.note}" for c in failed]
+    lines.append("<!-- --8<-- [end:tables] -->")
+    if plots:
+        lines += ["", "### Plots", ""] + [f"![{p}]({p})" for p in plots]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,472 @@
+"""The sender's side of its channels: a PeerMachine per receiver over its channel, and who waits how.
+
+This module owns the threading rules of the sender (API-7). One lock guards the
+state and is held only for bounded work; a call that must wait for answers
+either polls every channel itself (one thread at a time) or waits on a
+condition while another thread polls; close() from any thread ends every wait.
+What arrives is handed to the receiver's machine (protocol.PeerMachine), which
+says what it settles; a violation or an end of channel cuts that receiver off
+alone (SM-S-9, SEC-5). A listening sender also runs one helper thread that
+answers joins and notices hang-ups while no call runs (RDV-6), and on network
+channels keeps the leases and heartbeats (NET-4); it holds the sender only
+weakly and ends with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import select
+import threading
+import time
+import weakref
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import transport, wire
+from .errors import (
+    ClosedError,
+    LocalProtocolError,
+    RemoteProtocolError,
+    SyncTimeoutError,
+)
+from .messages import OK, Heartbeat
+from .netplane import HEARTBEAT, LEASE, Lane
+from .protocol import PeerMachine, PeerState, Settled
+from .rendezvous import Listener
+from .slots import Group, SlotPool
+from .transport import Channel, Deadline, Handle
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from .future import SendFuture
+
+log = logging.getLogger("weightsync")
+
+
+@dataclass
+class _Peer:
+    machine: PeerMachine
+    channel: Channel | None  # None while a receiver that joins by URL has not come
+    handle: Handle | None  # None once consumed, and for a receiver that joins by URL
+    group: Group
+    network: bool = False  # joined over TCP: a lane carries its versions (NET-2), a lease its liveness (NET-4)
+    lane: Lane | None = None
+    heard: float = 0.0  # when its channel last carried a frame (NET-4)
+    spoke: float = 0.0  # when we last wrote to it
+
+
+class Hub:
+    """The channels, machines and waits of a sender; `Sender` adds versions, slots and the public calls."""
+
+    _futures: dict[int, SendFuture]  # Sender's: each version whose targets have not all answered
+
+    if TYPE_CHECKING:  # provided by Sender
+        def _send_init(self, peer: _Peer) -> None: ...
+        def close(self) -> None: ...
+
+    def __init__(self, pool: SlotPool, listen: str | None, num_workers: int):
+        self._mu = threading.Lock()
+        self._cv = threading.Condition(self._mu)
+        self._pumping = False
+        #: Threads that need the channels left alone (drop() closing one): callers wait instead of polling.
+        self._holds = 0
+        self._closed = False
+        self._pool = pool
+        self._peers: list[_Peer] = []
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        self._stop_r, self._stop_w = os.pipe()
+        self._helper: threading.Thread | None = None
+        #: Close once every receiver that joined is gone (weightsync.torchrl: nothing outlives the workers).
+        self._close_when_all_gone = False
+        #: What close() closes besides channels and slots: the listener, the data plane's store.
+        self._closables: list = []
+        # Whatever close() releases is also released when the sender is collected unclosed.
+        self._finalizer = weakref.finalize(self, _release, self._peers, pool, self._closables,
+                                           (self._wake_r, self._wake_w, self._stop_r, self._stop_w))
+        try:
+            self._listener = Listener(listen, num_workers) if listen is not None else None
+        except BaseException:
+            self._finalizer()
+            raise
+        if self._listener is not None:
+            self._closables.append(self._listener)
+
+    def _start_helper(self) -> None:
+        """A listening sender answers joins even while no call runs (RDV-6)."""
+        if self._listener is not None:
+            self._helper = threading.Thread(target=_serve_joins, args=(weakref.ref(self), self._stop_r),
+                                            name="weightsync-listener", daemon=True)
+            self._helper.start()
+
+    def _locked(self, deadline: Deadline, closing: bool = False) -> _Held:
+        """Takes the lock within `deadline` (SyncTimeoutError otherwise); refuses a closed sender."""
+        left = deadline.left()
+        if not self._mu.acquire(timeout=-1 if left is None else left):
+            raise SyncTimeoutError([], None, hint="another thread held the sender past the timeout (API-7)")
+        if self._closed and not closing:
+            self._mu.release()
+            raise ClosedError("the sender is closed (LIFE-6)")
+        return _Held(self._mu)
+
+    @contextlib.contextmanager
+    def _quiet(self, deadline: Deadline) -> Iterator[None]:
+        """With the lock held: waits until no other caller polls the channels, and keeps it so.
+
+        For a change that closes a channel (drop()): a poller would otherwise wait on a
+        closed descriptor. The polling caller is woken; until the block ends, callers wait.
+        """
+        self._holds += 1
+        try:
+            while self._pumping:
+                self._wake()
+                left = deadline.left()
+                if left is not None and left <= 0:
+                    raise SyncTimeoutError([], None, hint="another thread polled the sender past the timeout (API-7)")
+                self._cv.wait(left)
+            yield
+        finally:
+            self._holds -= 1
+            self._cv.notify_all()
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+
+    def _pump(self, deadline: Deadline) -> None:
+        """Lets answers arrive until `deadline`: polls the channels, or waits while another thread does.
+
+        Called with the lock held; returns with it held. Raises ClosedError once close() ran.
+        """
+        if self._pumping or self._holds:
+            self._cv.wait(deadline.left())
+        else:
+            items = self._watched()
+            wait = deadline.left()
+            timer = self._next_timer(items)
+            if timer is not None:
+                wait = timer if wait is None else min(wait, timer)
+            poller = select.poll()
+            by_fd: dict[int, Channel | Listener | None] = {self._wake_r: None}
+            poller.register(self._wake_r, select.POLLIN)
+            if self._listener is not None:
+                by_fd[self._listener.fileno()] = self._listener
+                poller.register(self._listener.fileno(), select.POLLIN)
+            for ch in items:
+                by_fd[ch.fileno()] = ch
+                poller.register(ch.fileno(), transport._IN | (select.POLLOUT if ch.wants_write else 0))
+            self._pumping = True
+            self._mu.release()
+            try:
+                events = poller.poll(transport.millis(wait))
+            finally:
+                self._mu.acquire()
+                self._pumping = False
+                self._cv.notify_all()
+            if self._closed:
+                raise ClosedError("the sender was closed while this call waited (LIFE-6)")
+            ready: list[Channel | Listener | None] = []
+            for fd, ev in events:
+                item = by_fd[fd]
+                if isinstance(item, Channel):
+                    item.hup = bool(ev & transport._HUP)
+                ready.append(item)
+            self._service(ready)
+        if self._closed:
+            raise ClosedError("the sender was closed while this call waited (LIFE-6)")
+
+    def _refresh(self) -> None:
+        """Reads the answers that have arrived, unless another thread is busy in the sender (API-2)."""
+        if not self._mu.acquire(blocking=False):
+            return
+        try:
+            if not self._closed:
+                self._look()
+        finally:
+            self._mu.release()
+
+    def _look(self) -> None:
+        """Handles what has arrived, without waiting; the polling thread, if any, does it instead."""
+        if not self._pumping:
+            items = self._watched() + ([self._listener] if self._listener is not None else [])
+            ready = transport.readable(items, 0)
+            if ready or self._listener is not None or any(
+                    p.network or (p.channel is not None and (p.channel.wants_write or p.channel.partial_since))
+                    for p in self._peers):
+                self._service(ready)
+
+    def _next_timer(self, items: list | None = None) -> float | None:
+        """Seconds until a frame bound (WIRE-7), a join (RDV-6), a heartbeat or a lease (NET-4) falls due."""
+        timers: list[float | None] = [ch.frame_timer() for ch in (self._watched() if items is None else items)
+                                      if ch.partial_since is not None]
+        if self._listener is not None:
+            timers.append(self._listener.timer())
+            now = time.monotonic()
+            for p in self._peers:
+                if p.network and p.machine.active:
+                    timers += [max(0.0, p.heard + LEASE - now), max(0.0, p.spoke + HEARTBEAT - now)]
+        due = [t for t in timers if t is not None]
+        return min(due) if due else None
+
+    def _watched(self) -> list[Channel]:
+        """The channels to poll: active receivers', those with bytes to write, and joins under way."""
+        items = [p.channel for p in self._peers if p.channel is not None and (p.machine.active or p.channel.wants_write)]
+        return items + (self._listener.channels() if self._listener is not None else [])
+
+    def _service(self, ready: list) -> None:
+        """Reads, writes and handles what the channels in `ready` have, then cuts off stalled peers (WIRE-7)
+        and silent ones (NET-4), and says "still here" where it is due."""
+        now = time.monotonic()
+        if None in ready:
+            try:
+                while os.read(self._wake_r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+        for peer in self._peers:
+            ch = peer.channel
+            if ch is None or ch.closed:
+                continue
+            hit = ch in ready
+            if not (hit or ch.wants_write or ch.partial_since is not None or peer.network):
+                continue  # nothing arrived, nothing to write, no timer: the common case, kept cheap
+            try:
+                if ch.wants_write:
+                    ch.flush()
+                if not peer.machine.active:
+                    continue
+                if hit:
+                    ch.fill()
+                while peer.machine.active and (item := ch.next()) is not None:
+                    peer.heard = now
+                    if type(item[0]) is not Heartbeat:
+                        self._settle(peer, peer.machine.receive(item[0]))
+                if not peer.machine.active:
+                    continue
+                if ch.eof:
+                    self._gone(peer, "its channel closed (process exited or receiver closed)")
+                elif ch.overdue():
+                    raise RemoteProtocolError(f"a frame was started and not finished within {transport.FRAME_BOUND:.0f} s",
+                                              state=peer.machine.state.value, event="recv frame", requirement="WIRE-7")
+                elif peer.network:
+                    if now - peer.heard > LEASE:
+                        self._gone(peer, f"nothing heard for {LEASE:.0f} s: its lease expired (NET-4)")
+                    elif now - peer.spoke >= HEARTBEAT:
+                        self._write(peer, Heartbeat())
+            except transport.ChannelClosed as e:
+                if peer.machine.active:
+                    self._gone(peer, f"channel closed: {e}")
+            except RemoteProtocolError as e:
+                e.peer, e.state = peer.machine.id, e.state or peer.machine.state.value
+                self._violation(peer, e)
+        if self._listener is not None:
+            for rid, channel in self._listener.service(ready, self._can_join):
+                self._adopt(self._peers[rid], channel)
+
+    def _can_join(self, rid: int) -> str | None:
+        """Why receiver `rid` may not join now: one live connection per id (RDV-5)."""
+        if self._closed:
+            return "refused: the sender is closing"
+        if self._peers[rid].machine.state is PeerState.LIVE:
+            return f"refused: receiver {rid} is live in another process; one connection per receiver (RDV-5)"
+        return None
+
+    def _adopt(self, peer: _Peer, channel: Channel) -> None:
+        """A receiver that joined by URL takes id `rid`: a new channel, as a new handle gives (SM-S-5, RDV-5)."""
+        if peer.machine.state is not PeerState.UNCONNECTED:
+            peer.machine.new_handle()
+        self._drop(peer, "replaced by a receiver that joined by URL")
+        peer.channel, peer.handle = channel, None
+        assert self._listener is not None, "only a listening sender adopts joiners"
+        peer.network = not self._listener.address.carries_handles
+        peer.heard = time.monotonic()
+        log.debug("receiver %d joined by URL", peer.machine.id)
+        self._send_init(peer)
+
+    def _lane_failed(self, peer: _Peer, incarnation: int, why: str) -> None:
+        """A lane's transfer failed (from the lane's thread): that incarnation is gone (NET-3)."""
+        with self._mu:
+            if not self._closed and peer.machine.incarnation == incarnation and peer.machine.active:
+                self._gone(peer, why)
+                self._cv.notify_all()
+        self._wake()
+
+    def _new_peer(self, i: int, group: Group, pair: bool | None = None) -> _Peer:
+        """A receiver's record; with a socket pair and a handle unless it will join by URL."""
+        if not (self._listener is None if pair is None else pair):
+            return _Peer(PeerMachine(i), None, None, group)
+        ours, theirs = transport.socket_pair()
+        channel = Channel(ours, allowed=wire.FROM_RECEIVER, max_in=wire.MAX_TO_SENDER)
+        return _Peer(PeerMachine(i), channel, Handle(i, theirs), group)
+
+    def _replace(self, peer: _Peer) -> None:
+        """A new channel for a failed, gone or connecting receiver (SM-S-5, LIFE-2)."""
+        peer.machine.new_handle()  # raises LocalProtocolError where the table has no such step
+        self._drop(peer, "replaced by a new handle")
+        fresh = self._new_peer(peer.machine.id, peer.group, pair=True)
+        peer.channel, peer.handle = fresh.channel, fresh.handle
+        self._wake()
+
+    def _drop(self, peer: _Peer, why: str) -> None:
+        if peer.lane is not None:
+            peer.lane.close(abort=True)
+            peer.lane = None
+        if peer.channel is not None:
+            peer.channel.close()
+        if peer.handle is not None:
+            peer.handle.conn.close()
+
+    def _write(self, peer: _Peer, msg: object, fds: tuple[int, ...] = ()) -> None:
+        peer.spoke = time.monotonic()
+        ch = peer.channel
+        if ch is None:
+            raise LocalProtocolError(f"receiver {peer.machine.id} is not connected (SEND-4)")
+        try:
+            ch.send(msg, fds)
+        except transport.ChannelClosed as e:
+            self._gone(peer, f"channel closed: {e}")
+            return
+        if ch.wants_write and self._pumping:
+            self._wake()  # the polling thread must watch for room to write
+
+    def _gone(self, peer: _Peer, why: str) -> None:
+        log.warning("receiver %d is gone: %s", peer.machine.id, why)
+        self._cut_off(peer, peer.machine.channel_closed(why))
+
+    def _violation(self, peer: _Peer, error: RemoteProtocolError) -> None:
+        """A receiver that broke the protocol is cut off and fails what waits on it (SM-S-9)."""
+        log.error("receiver %d broke the protocol: %s", peer.machine.id, error)
+        self._cut_off(peer, peer.machine.violation(error))
+
+    def _cut_off(self, peer: _Peer, failed: Iterable[int]) -> None:
+        """Closes a receiver's channel and data-plane lane, then fails the versions that were pending on it."""
+        if peer.channel is not None:
+            peer.channel.close()
+        if peer.lane is not None:
+            peer.lane.close(abort=True)
+            peer.lane = None
+        self._fail(peer, failed)
+
+    def _fail(self, peer: _Peer, versions: Iterable[int]) -> None:
+        m = peer.machine
+        for v in versions:
+            self._settle_one(v, m.id, m.cause, m.failure)
+
+    def _settle(self, peer: _Peer, settled: Settled) -> None:
+        cause = OK if settled.status == OK else "error"
+        for v in settled.versions:
+            self._settle_one(v, peer.machine.id, cause, settled.detail)
+
+    def _settle_one(self, version: int, rid: int, cause: str, detail: str) -> None:
+        future = self._futures.get(version)
+        if future is not None:
+            future.settle(rid, cause, detail)
+            if future.complete:  # nothing more can settle it
+                del self._futures[version]
+
+    def _all_gone(self) -> bool:
+        """Every receiver has joined once and none is live, connecting or joining now."""
+        return (all(p.machine.state in (PeerState.GONE, PeerState.FAILED) for p in self._peers)
+                and not (self._listener and self._listener.pending))
+
+
+def _release(peers: list[_Peer], pool: SlotPool, closables: list, fds: tuple[int, ...]) -> None:
+    """Closes every channel, listener and slot (LIFE-4); at close() or when the sender is collected."""
+    if fds:
+        try:
+            os.write(fds[3], b"x")  # the helper thread, if any, ends
+        except OSError:
+            pass
+    for peer in peers:  # handles given out are their holders' (close() closes them)
+        if peer.channel is not None:
+            peer.channel.close()
+    for peer in peers:
+        if peer.lane is not None:
+            peer.lane.close()
+    for item in closables:
+        item.close()
+    pool.close()
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
+    """A listening sender's helper thread: answers joins, and notices receivers that hang up, while no call runs.
+
+    It holds the sender only weakly and only between waits, and takes the lock only
+    when no caller is polling; a caller that polls sees the same events itself (RDV-6).
+    """
+    while True:
+        s = ref()
+        if s is None or s._closed:
+            return
+        poller = select.poll()
+        poller.register(stop_r, select.POLLIN)
+        if not s._mu.acquire(timeout=0.5):
+            del s
+            continue
+        try:
+            if s._closed:
+                return
+            listener = s._listener
+            assert listener is not None, "only a listening sender has this thread"
+            poller.register(listener.fileno(), select.POLLIN)
+            for ch in listener.channels():
+                poller.register(ch.fileno(), select.POLLIN)
+            for p in s._peers:  # Unix channels: hang-ups only, so that acks never wake this thread
+                if p.channel is not None and p.machine.active:
+                    poller.register(p.channel.fileno(), _RDHUP | (select.POLLIN if p.network else 0))
+            timer = s._next_timer()
+        finally:
+            s._mu.release()
+        del s
+        events = poller.poll(transport.millis(timer))
+        if any(fd == stop_r for fd, _ in events):
+            return
+        s = ref()
+        if s is None or not s._mu.acquire(timeout=0.5):
+            continue
+        close = False
+        try:
+            if s._pumping:  # the caller that polls handles these events; let it
+                s._cv.wait(0.5)
+            elif not s._closed:
+                s._look()
+                s._cv.notify_all()
+                close = s._close_when_all_gone and s._all_gone()
+        finally:
+            s._mu.release()
+        if close:
+            s.close()
+        del s
+
+
+_RDHUP = getattr(select, "POLLRDHUP", 0x2000)
+
+
+def _earlier(deadline: Deadline, at: float) -> Deadline:
+    d = Deadline(0)
+    d.at = at if deadline.at is None else min(deadline.at, at)
+    return d
+
+class _Held:
+    """What `with sender._locked(...)` holds: releases the lock on exit."""
+
+    __slots__ = ("_mu",)
+
+    def __init__(self, mu: threading.Lock):
+        self._mu = mu
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._mu.release()

@@ -1,0 +1,195 @@
+"""The network profile's data plane (spec/15-network.md): torch.distributed gloo, one group per receiver.
+
+Each receiver incarnation gets a two-rank gloo process group (sender rank 0,
+receiver rank 1) over the sender's TCPStore and a fresh key prefix (NET-2).
+Neither side's caller ever waits on gloo (NET-3): the sender's `Lane` is a
+thread that sends each version's slot in order, and the receiver's `Inbound`
+is a thread that receives them into buffers of its own. A transfer that fails
+or outlives its timeout is reported once, and the group is dropped.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import queue
+import secrets
+import threading
+from collections.abc import Callable
+
+import torch
+import torch.distributed as dist
+
+log = logging.getLogger("weightsync")
+
+BACKEND = "gloo"
+#: How long one transfer, and the building of a group, may take (NET-3); sent in Init.
+TRANSFER_TIMEOUT = 60.0
+#: The lease (NET-4) and how often each side speaks when it has nothing else to say.
+LEASE = 5.0
+HEARTBEAT = 1.0
+
+
+def _group(store: dist.Store, prefix: str, rank: int, hostname: str, timeout: float) -> dist.ProcessGroupGloo:
+    opts = dist.ProcessGroupGloo._Options()  # type: ignore[attr-defined]  # private, not in torch's stub
+    opts._devices = [dist.ProcessGroupGloo.create_device(hostname=hostname)]
+    opts._timeout = datetime.timedelta(seconds=timeout)
+    opts._threads = 1
+    return dist.ProcessGroupGloo(dist.PrefixStore(prefix, store), rank, 2, opts)
+
+
+class Store:
+    """The sender's TCPStore, where each pair of ranks finds the other (one per sender, made on first use)."""
+
+    def __init__(self, host: str):
+        self.host = host
+        store = dist.TCPStore(host, 0, is_master=True, wait_for_workers=False,
+                              timeout=datetime.timedelta(seconds=TRANSFER_TIMEOUT))
+        self.store: dist.TCPStore | None = store
+        self.port = store.port
+
+    def close(self) -> None:
+        self.store = None  # the TCPStore's server ends with its last reference
+
+    def data_plane(self, advertised_host: str, nbytes: int) -> dict:
+        """Init's `data_plane` for one receiver incarnation: a fresh prefix (NET-1)."""
+        return {"backend": BACKEND, "store": f"{advertised_host}:{self.port}", "prefix": secrets.token_hex(16),
+                "nbytes": nbytes, "timeout_ms": int(TRANSFER_TIMEOUT * 1000), "lease_ms": int(LEASE * 1000)}
+
+
+class Lane:
+    """The sender's side of one receiver's group: sends each submitted slot, in order, from its own thread.
+
+    `failed(why)` is called once, from the lane's thread, when the group cannot be
+    built or a transfer fails; the lane then ends and drops the group.
+    """
+
+    def __init__(self, store: Store, plane: dict, hostname: str, failed: Callable[[str], None]):
+        self._queue: queue.SimpleQueue[tuple[int, torch.Tensor] | None] = queue.SimpleQueue()
+        assert store.store is not None, "a sender closes its store only when it closes"
+        self._args = (store.store, plane["prefix"], hostname, plane["timeout_ms"] / 1000)
+        self._failed = failed
+        # Set by close(abort=True) before it looks at _group, read by the thread after it sets _group:
+        # a group built while such a close runs is aborted by one side or both (abort is idempotent).
+        self._aborted = False
+        self._group: dist.ProcessGroupGloo | None = None
+        self.thread = threading.Thread(target=self._run, name="weightsync-lane", daemon=True)
+        self.thread.start()
+
+    def submit(self, version: int, buffer: torch.Tensor) -> None:
+        self._queue.put((version, buffer))
+
+    def close(self, abort: bool = False) -> None:
+        """Ends the lane once its queue is sent; with `abort` (the receiver is gone), at once:
+        a transfer in flight fails in the lane's thread instead of waiting out its timeout."""
+        self._aborted = self._aborted or abort
+        self._queue.put(None)
+        if abort:
+            _abort(self._group)
+
+    def _fail(self, why: str) -> None:
+        if not self._aborted:  # the sender cut this receiver off already; an aborted transfer is no news
+            self._failed(why)
+
+    def _run(self) -> None:
+        store, prefix, hostname, timeout = self._args
+        try:
+            group = _group(store, prefix, 0, hostname, timeout)
+        except Exception as e:  # noqa: BLE001 - reported to the sender, which names the receiver (NET-3)
+            self._fail(f"the data plane could not be built: {type(e).__name__}: {e}")
+            return
+        self._group = group
+        if self._aborted:
+            _abort(group)
+            self._group = None
+            return
+        try:
+            while (item := self._queue.get()) is not None:
+                version, buffer = item
+                try:
+                    group.send([buffer], 1, 0).wait()  # type: ignore[attr-defined]  # not in torch's stub
+                except Exception as e:  # noqa: BLE001
+                    self._fail(f"the transfer of version {version} failed: {type(e).__name__}: {e}")
+                    return
+        finally:
+            self._group = None
+            del group
+
+
+class Inbound:
+    """The receiver's side: receives each announced version, in order, into buffers of its own.
+
+    `arrived(version, buffer_id)` is called from its thread once a transfer is complete;
+    `failed(why)` once when one fails. Buffers are chosen by `pick()` among those no one
+    reads; at most `limit` exist.
+    """
+
+    def __init__(self, plane: dict, hostname: str, timeout: float, limit: int = 4):
+        host, _, port = plane["store"].rpartition(":")
+        store = dist.TCPStore(host.strip("[]"), int(port), is_master=False, wait_for_workers=False,
+                              timeout=datetime.timedelta(seconds=max(timeout, 0.001)))
+        self.nbytes = plane["nbytes"]
+        self.timeout = plane["timeout_ms"] / 1000
+        self.group: dist.ProcessGroupGloo | None = _group(store, plane["prefix"], 1, hostname,
+                                                           min(self.timeout, max(timeout, 0.001)))
+        self.buffers: list[torch.Tensor] = []
+        self.limit = limit
+        self._queue: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
+
+    def receive_now(self, busy: set[int]) -> int:
+        """Receives one transfer in the calling thread (the Init's version); returns its buffer id."""
+        b = self.pick(busy)
+        self._recv(b)
+        return b
+
+    def _recv(self, b: int) -> None:
+        group = self.group
+        if group is None:
+            raise RuntimeError("the data plane is closed")
+        group.recv([self.buffers[b]], 0, 0).wait()  # type: ignore[attr-defined]  # not in torch's stub
+
+    def pick(self, busy: set[int]) -> int:
+        for b in range(len(self.buffers)):
+            if b not in busy:
+                return b
+        if len(self.buffers) >= self.limit:
+            raise RuntimeError(f"all {self.limit} receive buffers are in use")
+        self.buffers.append(torch.empty(self.nbytes, dtype=torch.uint8))
+        return len(self.buffers) - 1
+
+    def start(self, busy: Callable[[], set[int]], arrived: Callable[[int, int], None],
+              failed: Callable[[str], None]) -> None:
+        def run() -> None:
+            while (version := self._queue.get()) is not None:
+                try:
+                    b = self.pick(busy())
+                    self._recv(b)
+                except Exception as e:  # noqa: BLE001 - the receiver stops; the sender sees it gone (NET-3)
+                    if self.group is not None:  # not aborted by close()
+                        failed(f"the transfer of version {version} failed: {type(e).__name__}: {e}")
+                    return
+                arrived(version, b)
+
+        self.thread = threading.Thread(target=run, name="weightsync-inbound", daemon=True)
+        self.thread.start()
+
+    def expect(self, version: int) -> None:
+        self._queue.put(version)
+
+    def close(self) -> None:
+        """Ends the thread; a transfer in flight is aborted, so no gloo call outlives the receiver."""
+        self._queue.put(None)
+        group, self.group = self.group, None
+        _abort(group)
+        if self.thread is not None and self.thread is not threading.current_thread():
+            self.thread.join(HEARTBEAT)
+
+
+def _abort(group: dist.ProcessGroupGloo | None) -> None:
+    """Aborts a group's pending transfers at once (they raise in their threads); None is left alone."""
+    if group is not None:
+        try:
+            group.abort()
+        except Exception as e:  # noqa: BLE001 - a group that already failed has nothing left to abort
+            log.debug("aborting a gloo group: %s", e)

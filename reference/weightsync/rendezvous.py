@@ -1,0 +1,351 @@
+"""Rendezvous by URL (spec/14-rendezvous.md): a sender that listens, receivers that join with a secret.
+
+A process the trainer did not start joins as receiver i with `sender.url(i)`:
+the listening address, the id, and receiver i's secret. Both sides prove that
+they know the secret without sending it (HMAC-SHA256 over fresh challenges,
+compared in constant time), so a process without it learns nothing but a
+refusal, and a receiver never takes weights from an impostor (RDV-3, RDV-7).
+Each receiver's secret is derived from one master secret of the sender, so
+url(i) lets a process be receiver i and no other (RDV-2).
+
+The Listener has no thread of its own: the sender services it, from the call
+that is polling its channels and, while no call runs, from the sender's helper
+thread (hub._serve_joins), so joins are answered at any time until close() (RDV-6).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import socket
+import stat
+import time
+from dataclasses import dataclass
+from urllib.parse import parse_qs, unquote
+
+from . import transport, wire
+from .errors import RefusedError, RemoteProtocolError, SyncTimeoutError
+from .messages import PROTOCOL_VERSION, Hello, Join, Refuse, Welcome
+from .protocol import same_major
+from .transport import Channel, Deadline
+
+#: Joins under way at once, and how long a joiner has to answer Hello (RDV-6): the reaction bound.
+MAX_PENDING = 64
+JOIN_BOUND = 10.0
+_ACCEPTS_PER_PASS = 16
+REFUSED = "refused: unknown receiver id or wrong secret"
+
+
+@dataclass(frozen=True)
+class Address:
+    """A parsed listening address: "unix:PATH", "unix:@NAME" or "tcp://HOST:PORT" (RDV-1)."""
+
+    kind: str  # "unix", "abstract" or "tcp"
+    family: int
+    sockaddr: str | tuple[str, int]  # a path, "\0" and a name, or (host, port)
+    text: str
+
+    @property
+    def carries_handles(self) -> bool:
+        return self.family == socket.AF_UNIX
+
+    @property
+    def path(self) -> str | None:
+        """The socket's file for "unix:PATH"; None for the others, which have none."""
+        return self.sockaddr if self.kind == "unix" and isinstance(self.sockaddr, str) else None
+
+
+def parse_address(text: str) -> Address:
+    if not isinstance(text, str):
+        raise ValueError(f"an address is a string such as 'unix:/path', 'unix:@name' or 'tcp://host:port', not {text!r}")
+    if text.startswith("unix:@"):
+        name = unquote(text[len("unix:@"):])
+        if not name:
+            raise ValueError("an abstract Unix address needs a name: 'unix:@NAME'")
+        return Address("abstract", socket.AF_UNIX, "\0" + name, "unix:@" + _escape(name))
+    if text.startswith("unix:"):
+        path = unquote(text[len("unix:"):])
+        if not path:
+            raise ValueError("a Unix address needs a path: 'unix:PATH'")
+        return Address("unix", socket.AF_UNIX, path, "unix:" + _escape(path))
+    if text.startswith("tcp://"):
+        host, sep, port = text[len("tcp://"):].rpartition(":")
+        if not sep or not port.isdigit() or not host:
+            raise ValueError(f"a TCP address is 'tcp://HOST:PORT', got {text!r}")
+        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        return Address("tcp", family, (host, int(port)), text)
+    raise ValueError(f"unknown address {text!r}: use 'unix:PATH', 'unix:@NAME' or 'tcp://HOST:PORT' (RDV-1)")
+
+
+def _escape(text: str) -> str:
+    """% and ? written so that a URL's query starts at its first ? (RDV-1)."""
+    return text.replace("%", "%25").replace("?", "%3F")
+
+
+def parse_url(url: str) -> tuple[Address, int, bytes]:
+    """(address, receiver id, secret) from a URL that `sender.url(i)` made (RDV-1)."""
+    head, sep, query = url.partition("?")
+    fields = parse_qs(query, strict_parsing=False) if sep else {}
+    try:
+        (rid,), (secret,) = fields["receiver"], fields["secret"]
+        rid_value = int(rid)
+        secret_bytes = bytes.fromhex(secret)
+    except (KeyError, ValueError):
+        raise ValueError(f"{url!r} is not a receiver URL: expected ADDRESS?receiver=ID&secret=HEX (RDV-1)") from None
+    if rid_value < 0 or len(secret_bytes) != 32:
+        raise ValueError(f"{url!r}: the receiver id must be >= 0 and the secret 64 hex digits (RDV-1)")
+    return parse_address(head), rid_value, secret_bytes
+
+
+def secret_for(master: bytes, rid: int) -> bytes:
+    """Receiver `rid`'s secret: knowing it lets a process be that receiver and no other (RDV-2)."""
+    return hmac.new(master, b"weightsync receiver %d" % rid, hashlib.sha256).digest()
+
+
+def proof(secret: bytes, label: bytes, sender_nonce: bytes, receiver_nonce: bytes, rid: int) -> bytes:
+    """HMAC-SHA256 of both challenges and the id: what shows knowledge of the secret (RDV-3)."""
+    return hmac.new(secret, label + sender_nonce + receiver_nonce + rid.to_bytes(8, "big"), hashlib.sha256).digest()
+
+
+JOIN, WELCOME = b"weightsync-join", b"weightsync-welcome"
+
+
+@dataclass
+class _Joiner:
+    channel: Channel
+    nonce: bytes
+    deadline: float
+
+
+class Listener:
+    """The sender's listening socket and the joins under way on it (RDV-5, RDV-6)."""
+
+    def __init__(self, listen: str, num_workers: int):
+        self.num_workers = num_workers
+        self.master = secrets.token_bytes(32)
+        address = parse_address(listen)
+        path = address.path
+        sock = socket.socket(address.family, socket.SOCK_STREAM)
+        try:
+            if address.kind == "tcp":
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            elif path is not None and os.path.lexists(path):
+                raise FileExistsError(f"{path} exists; choose a new path or remove it (RDV-8)")
+            old = os.umask(0o177) if path is not None else None
+            try:
+                sock.bind(address.sockaddr)
+            finally:
+                if old is not None:
+                    os.umask(old)
+            if path is not None:
+                os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+            sock.listen(128)
+            sock.setblocking(False)
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock
+        self.address = _bound(address, sock)
+        self.pending: list[_Joiner] = []
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def url(self, rid: int) -> str:
+        return f"{self.address.text}?receiver={rid}&secret={secret_for(self.master, rid).hex()}"
+
+    def channels(self) -> list[Channel]:
+        return [j.channel for j in self.pending]
+
+    def timer(self) -> float | None:
+        """Seconds until the next pending join runs out of time."""
+        if not self.pending:
+            return None
+        return max(0.0, min(j.deadline for j in self.pending) - time.monotonic())
+
+    def service(self, ready, can_join) -> list[tuple[int, Channel]]:
+        """Accepts new connections, advances the joins under way; returns the accepted (id, channel).
+
+        `can_join(rid)` says why receiver `rid` may not join now (it is live elsewhere), or None.
+        """
+        if self in ready:
+            self._accept()
+        accepted, still = [], []
+        now = time.monotonic()
+        for j in self.pending:
+            outcome = self._advance(j, j.channel in ready, now, can_join)
+            if outcome is None:
+                still.append(j)
+            elif outcome is not False:
+                accepted.append(outcome)
+        self.pending = still
+        return accepted
+
+    def _accept(self) -> None:
+        for _ in range(_ACCEPTS_PER_PASS):
+            try:
+                conn, _ = self.sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            if len(self.pending) >= MAX_PENDING:  # RDV-6: a flood costs nothing more; the oldest join goes
+                self.pending.pop(0).channel.close()
+            ch = Channel(conn, allowed=wire.FROM_JOINER, max_in=wire.MAX_TO_SENDER)
+            joiner = _Joiner(ch, secrets.token_bytes(32), time.monotonic() + JOIN_BOUND)
+            try:
+                ch.send(Hello(PROTOCOL_VERSION, joiner.nonce))
+            except transport.ChannelClosed:
+                ch.close()
+                continue
+            self.pending.append(joiner)
+
+    def _advance(self, j: _Joiner, readable: bool, now: float, can_join):
+        """None while the join is under way; False when it ended without a receiver; else (id, channel)."""
+        ch = j.channel
+        try:
+            ch.flush()
+            if readable:
+                ch.fill()
+            item = ch.next()
+        except (transport.ChannelClosed, RemoteProtocolError):
+            ch.close()
+            return False
+        if item is None:
+            if ch.eof or now > j.deadline:
+                ch.close()
+                return False
+            return None
+        join = item[0]
+        assert isinstance(join, Join), "a joiner's channel lets only Join through (wire.FROM_JOINER)"
+        secret = secret_for(self.master, join.receiver)
+        why = REFUSED if not self._valid(secret, j, join) else can_join(join.receiver)
+        if why:
+            _refuse(ch, why)
+            return False
+        try:
+            ch.send(Welcome(proof(secret, WELCOME, j.nonce, join.nonce, join.receiver)))
+        except transport.ChannelClosed:
+            ch.close()
+            return False
+        ch.allowed = wire.FROM_RECEIVER
+        return join.receiver, ch
+
+    def _valid(self, secret: bytes, j: _Joiner, join: Join) -> bool:
+        """The Join proves receiver `join.receiver`'s secret over both nonces, for an id that exists (RDV-3, RDV-4)."""
+        expected = proof(secret, JOIN, j.nonce, join.nonce, join.receiver)
+        return hmac.compare_digest(expected, join.proof) and join.receiver < self.num_workers
+
+    def close(self) -> None:
+        for j in self.pending:
+            j.channel.close()
+        self.pending = []
+        self.sock.close()
+        if self.address.path is not None:
+            try:
+                os.unlink(self.address.path)
+            except OSError:
+                pass
+
+
+def _refuse(ch: Channel, why: str) -> None:
+    try:
+        ch.send(Refuse(why))
+    except transport.ChannelClosed:
+        pass
+    ch.close()
+
+
+def _bound(address: Address, sock: socket.socket) -> Address:
+    """The address as bound: a TCP port 0 becomes the port the system chose."""
+    if address.kind != "tcp":
+        return address
+    host, port = sock.getsockname()[:2]
+    shown = f"[{address.sockaddr[0]}]" if address.family == socket.AF_INET6 else address.sockaddr[0]
+    return Address("tcp", address.family, (address.sockaddr[0], port), f"tcp://{shown}:{port}")
+
+
+def dial(url: str, deadline: Deadline) -> tuple[Channel, int]:
+    """A receiver's side of the rendezvous: connect, prove the secret, check the sender's proof (RDV-3, RDV-7).
+
+    A connection refused because nobody listens yet, or closed before Hello or
+    before the answer to Join, is tried again until `deadline` (RDV-6). Returns
+    the channel, ready for Init, and the receiver id.
+    """
+    address, rid, secret = parse_url(url)
+    pause = 0.02
+    while True:
+        sock = _connect(address, deadline, rid)
+        ch = Channel(sock, allowed=wire.FROM_LISTENER, max_in=wire.MAX_TO_RECEIVER,
+                     takes_handles=address.carries_handles)
+        try:
+            if _join(ch, address, rid, secret, deadline):
+                ch.allowed = wire.FROM_SENDER
+                return ch, rid
+        except BaseException:
+            ch.close()
+            raise
+        ch.close()  # closed without an answer: try again
+        if deadline.expired():
+            raise SyncTimeoutError([rid], None, hint=f"{address.text} closed every join without an answer (RDV-6)")
+        time.sleep(deadline.cap(pause))
+        pause = min(pause * 2, 0.5)
+
+
+def _join(ch: Channel, address: Address, rid: int, secret: bytes, deadline: Deadline) -> bool:
+    """One join on a new connection: True once welcomed, False when the connection closed without an answer."""
+    hello = _expect(ch, deadline, rid, Hello)
+    if hello is None:
+        return False
+    if not same_major(hello.protocol, PROTOCOL_VERSION):
+        raise RemoteProtocolError(f"the sender speaks protocol {hello.protocol}, this receiver {PROTOCOL_VERSION}",
+                                  state="new", event="recv Hello", requirement="INIT-2")
+    mine = secrets.token_bytes(32)
+    if not ch.send_bounded(Join(rid, mine, proof(secret, JOIN, hello.nonce, mine, rid)), deadline):
+        raise SyncTimeoutError([rid], None, hint="the sender did not read the join (RDV-6)")
+    answer = _expect(ch, deadline, rid, (Welcome, Refuse))
+    if answer is None:
+        return False
+    if isinstance(answer, Refuse):
+        raise RefusedError(f"receiver {rid}: the sender at {address.text} refused the join: {answer.detail} (RDV-4)")
+    if not hmac.compare_digest(answer.proof, proof(secret, WELCOME, hello.nonce, mine, rid)):
+        raise RemoteProtocolError("the sender could not prove that it knows the secret", state="new",
+                                  event="recv Welcome", requirement="RDV-7")
+    return True
+
+
+def _connect(address: Address, deadline: Deadline, rid: int) -> socket.socket:
+    pause = 0.02
+    while True:
+        sock = socket.socket(address.family, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(max(deadline.cap(JOIN_BOUND), 0.001))  # 0 would make it non-blocking
+            sock.connect(address.sockaddr)
+            return sock
+        except (ConnectionRefusedError, FileNotFoundError, socket.timeout, BlockingIOError) as e:
+            sock.close()
+            if deadline.expired():
+                raise SyncTimeoutError([rid], None, hint=f"nobody listens at {address.text} ({e}) (RDV-6)") from None
+        except BaseException:
+            sock.close()
+            raise
+        time.sleep(deadline.cap(pause))
+        pause = min(pause * 2, 0.5)
+
+
+def _expect(ch: Channel, deadline: Deadline, rid: int, kinds):
+    """The next join message, None when the connection closed first."""
+    try:
+        item = ch.recv(deadline)
+    except transport.ChannelClosed:
+        return None
+    if item is None:
+        raise SyncTimeoutError([rid], None, hint="no answer from the sender during the join (RDV-6)")
+    msg = item[0]
+    if not isinstance(msg, kinds):
+        raise RemoteProtocolError(f"{type(msg).__name__} during the join", state="new",
+                                  event=f"recv {type(msg).__name__}", requirement="RDV-3")
+    return msg

@@ -1,0 +1,84 @@
+"""The receiver's apply lock: many readers or one applier, and a waiting applier holds new readers back.
+
+This is what makes an apply happen only at a safe point (CONS-2): `reading()`
+blocks take the read side, an apply the write side. A writer that waits stops
+new readers from entering, so a worker that reads in a tight loop still gets
+its updates. A thread already inside a read block re-enters without waiting,
+so helper code can open its own block. Every wait takes a deadline (API-7).
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+from .transport import Deadline
+
+
+class Cancelled(Exception):
+    """The wait for the write side was given up (the receiver is closing)."""
+
+
+class ApplyLock:
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writing = False
+        self._waiting = 0
+        self._local = threading.local()
+
+    def reading_here(self) -> bool:
+        """Whether the calling thread is inside a read block."""
+        return getattr(self._local, "depth", 0) > 0
+
+    @contextmanager
+    def read(self, deadline: Deadline):
+        """The read side; TimeoutError when an apply keeps it past `deadline`."""
+        depth = getattr(self._local, "depth", 0)
+        if depth == 0:
+            with self._cond:
+                if not self._cond.wait_for(lambda: not (self._writing or self._waiting), deadline.left()):
+                    raise TimeoutError("an apply held the weights past the timeout")
+                self._readers += 1
+        self._local.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._local.depth = depth
+            if depth == 0:
+                with self._cond:
+                    self._readers -= 1
+                    self._cond.notify_all()
+
+    def acquire_write(self, deadline: Deadline, cancelled=lambda: False) -> bool:
+        """Takes the write side once no reader is left; False when `deadline` passed first.
+
+        Raises Cancelled when `cancelled()` turns true while waiting (wake() re-checks it).
+        """
+        with self._cond:
+            self._waiting += 1
+            try:
+                while self._readers or self._writing:
+                    if cancelled():
+                        raise Cancelled
+                    if deadline.expired():
+                        return False
+                    self._cond.wait(deadline.left())
+                if cancelled():
+                    raise Cancelled
+            finally:
+                self._waiting -= 1
+                if not self._writing:
+                    self._cond.notify_all()  # readers held back by this writer may go on
+            self._writing = True
+            return True
+
+    def release_write(self) -> None:
+        with self._cond:
+            self._writing = False
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        """Makes waiting writers re-check `cancelled`."""
+        with self._cond:
+            self._cond.notify_all()

@@ -1,0 +1,294 @@
+"""The wire profile of protocol 1.1 (spec/12-wire.md): frames, the MessagePack codec, bounds.
+
+Pure: bytes in, messages out, no sockets. Decoding is total: any bytes give a
+message or a RemoteProtocolError naming the rule they broke, never another
+exception, and nothing a peer sends makes this module allocate more than the
+frame bound of its direction (SEC-1).
+
+MessagePack was chosen because it is maintained, compact, and has libraries in
+C, C++, Rust, Go and JavaScript; every message is a map with named fields, so a
+minor version can add fields an older peer ignores (WIRE-3).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import msgpack
+
+from .errors import RemoteProtocolError
+from .messages import (
+    RENDEZVOUS_TO_RECEIVER,
+    RENDEZVOUS_TO_SENDER,
+    TO_RECEIVER,
+    TO_SENDER,
+    Ack,
+    Entry,
+    Heartbeat,
+    Hello,
+    Init,
+    Join,
+    Ready,
+    Receive,
+    Refuse,
+    SlotInfo,
+    Stop,
+    Welcome,
+)
+
+LENGTH = struct.Struct(">I")  # WIRE-1: a 4-byte unsigned big-endian payload length
+#: Largest payload a receiver may send, and a sender may send (WIRE-2).
+MAX_TO_SENDER = 64 * 1024
+MAX_TO_RECEIVER = 64 * 1024 * 1024
+#: Longest strings, in UTF-8 bytes, and longest lists (WIRE-3).
+MAX_DETAIL = 4096
+MAX_TEXT = 4096
+MAX_DIMS = 64
+MAX_IPC = 16
+INT_MAX = 2**63 - 1
+
+
+def _violation(text: str, rule: str) -> RemoteProtocolError:
+    return RemoteProtocolError(text, event="recv frame", requirement=rule)
+
+
+# ---- field types: each checks a decoded value and returns it in its Python form ----
+
+
+def _int(v, what):
+    if type(v) is not int or not 0 <= v <= INT_MAX:
+        raise _violation(f"{what} must be an integer in [0, 2**63), got {v!r:.60}", "WIRE-3")
+    return v
+
+
+def _int_or_nil(v, what):
+    return None if v is None else _int(v, what)
+
+
+def _text(limit):
+    def check(v, what):
+        if type(v) is not str:
+            raise _violation(f"{what} must be a string, got {type(v).__name__}", "WIRE-3")
+        if len(v) * 4 > limit and len(v.encode("utf-8", "surrogatepass")) > limit:
+            raise _violation(f"{what} is longer than {limit} bytes", "WIRE-3")
+        return v
+
+    return check
+
+
+def _bool(v, what):
+    if type(v) is not bool:
+        raise _violation(f"{what} must be a boolean, got {v!r:.60}", "WIRE-3")
+    return v
+
+
+def _bin(size):
+    def check(v, what):
+        if type(v) is not bytes or len(v) != size:
+            raise _violation(f"{what} must be a byte string of {size} bytes", "WIRE-3")
+        return v
+
+    return check
+
+
+def _list(item, limit=None):
+    def check(v, what):
+        if type(v) is not tuple:
+            raise _violation(f"{what} must be an array, got {type(v).__name__}", "WIRE-3")
+        if limit is not None and len(v) > limit:
+            raise _violation(f"{what} has more than {limit} items", "WIRE-3")
+        return tuple(item(x, what) for x in v)
+
+    return check
+
+
+def _ipc_item(v, what):
+    if v is None or type(v) in (bool, int, bytes, str):
+        if type(v) is int and not -(2**63) <= v <= INT_MAX:
+            raise _violation(f"{what} holds an integer out of int64 range", "WIRE-3")
+        return v
+    raise _violation(f"{what} may hold only nil, booleans, integers, strings and byte strings", "WIRE-3")
+
+
+_STR = _text(MAX_TEXT)
+
+
+def _record(cls, fields):
+    def check(v, what):
+        return _build(cls, fields, v, what)
+
+    return check
+
+
+def _or_nil(check):
+    def inner(v, what):
+        return None if v is None else check(v, what)
+
+    return inner
+
+
+DATA_PLANE = (("backend", _STR), ("store", _STR), ("prefix", _STR), ("nbytes", _int), ("timeout_ms", _int),
+              ("lease_ms", _int))
+ENTRY = (("name", _STR), ("dtype", _STR), ("shape", _list(_int, MAX_DIMS)), ("device", _STR),
+         ("offset", _int), ("nbytes", _int))
+SLOTINFO = (("slot", _int), ("device", _STR), ("nbytes", _int), ("ipc", _list(_ipc_item, MAX_IPC), ()))
+_REQUIRED = object()
+
+#: Every message: its class and its fields in canonical order, each (name, type[, default]) (WIRE-3, WIRE-5).
+SCHEMA: dict[str, tuple[type, tuple]] = {
+    "Init": (Init, (("protocol", _STR), ("receiver", _int), ("manifest", _list(_record(Entry, ENTRY))),
+                    ("slots", _list(_record(SlotInfo, SLOTINFO))), ("version", _int), ("slot", _int),
+                    ("byteorder", _STR), ("capabilities", _list(_STR, 64), ()),
+                    ("data_plane", _or_nil(_record(dict, DATA_PLANE)), None))),
+    "Ready": (Ready, (("receiver", _int), ("version", _int_or_nil), ("status", _STR), ("detail", _text(MAX_DETAIL)),
+                      ("holds_slot", _bool), ("protocol", _STR), ("capabilities", _list(_STR, 64), ()))),
+    "Receive": (Receive, (("version", _int), ("slot", _int), ("new_slots", _list(_record(SlotInfo, SLOTINFO))))),
+    "Ack": (Ack, (("receiver", _int), ("version", _int), ("status", _STR), ("detail", _text(MAX_DETAIL)))),
+    "Stop": (Stop, ()),
+    "Heartbeat": (Heartbeat, ()),
+    "Hello": (Hello, (("protocol", _STR), ("nonce", _bin(32)))),
+    "Join": (Join, (("receiver", _int), ("nonce", _bin(32)), ("proof", _bin(32)))),
+    "Welcome": (Welcome, (("proof", _bin(32)),)),
+    "Refuse": (Refuse, (("detail", _text(MAX_DETAIL)),)),
+}
+_BY_CLASS = {cls: (name, fields) for name, (cls, fields) in SCHEMA.items()}
+
+
+def _build(cls, fields, obj, what):
+    if type(obj) is not dict:
+        raise _violation(f"{what} must be a map, got {type(obj).__name__}", "WIRE-3")
+    values = {}
+    for name, check, *default in fields:
+        if name in obj:
+            values[name] = check(obj[name], f"{what}.{name}")
+        elif default:
+            values[name] = default[0]
+        else:
+            raise _violation(f"{what} lacks the field {name!r}", "WIRE-3")
+    return cls(**values)
+
+
+# ---- encoding -----------------------------------------------------------------------
+
+
+def _plain(value):
+    if isinstance(value, (Entry, SlotInfo)):
+        return _as_map(value, ENTRY if isinstance(value, Entry) else SLOTINFO)
+    if isinstance(value, dict):
+        return {name: value[name] for name, *_ in DATA_PLANE}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _as_map(record, fields) -> dict:
+    return {name: _plain(getattr(record, name)) for name, *_ in fields}
+
+
+def payload(msg: object) -> bytes:
+    """The canonical MessagePack encoding of `msg`: a map, "type" first, fields in table order (WIRE-5)."""
+    if type(msg) is Ack:  # the two messages of every send, spelled out: this runs once per send and receiver
+        return msgpack.packb({"type": "Ack", "receiver": msg.receiver, "version": msg.version, "status": msg.status,
+                              "detail": msg.detail})
+    if type(msg) is Receive and not msg.new_slots:
+        return msgpack.packb({"type": "Receive", "version": msg.version, "slot": msg.slot, "new_slots": []})
+    try:
+        name, fields = _BY_CLASS[type(msg)]
+    except KeyError:
+        raise TypeError(f"not a protocol message: {msg!r}") from None
+    return msgpack.packb({"type": name, **_as_map(msg, fields)}, use_bin_type=True)
+
+
+def frame(msg: object) -> bytes:
+    """`msg` as one frame: its length, then its payload (WIRE-1)."""
+    data = payload(msg)
+    return LENGTH.pack(len(data)) + data
+
+
+# ---- decoding -----------------------------------------------------------------------
+
+
+def decode(data: bytes, allowed: tuple[type, ...]) -> object:
+    """The message in one frame's payload, or RemoteProtocolError: never another exception (SEC-1).
+
+    `allowed` is the direction's messages: a known message that goes the other way
+    is as much a violation as an unknown one (MSG-3).
+    """
+    try:
+        obj = msgpack.unpackb(data, raw=False, use_list=False, strict_map_key=True)
+    except RemoteProtocolError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any decoding failure is the peer's violation
+        raise _violation(f"undecodable payload ({type(e).__name__}: {str(e)[:100]})", "WIRE-3") from None
+    if type(obj) is not dict:
+        raise _violation(f"a payload must be a map, got {type(obj).__name__}", "WIRE-3")
+    fast = _fast(obj, allowed)
+    if fast is not None:
+        return fast
+    kind = obj.get("type")
+    if type(kind) is not str or kind not in SCHEMA:
+        raise _violation(f"unknown message type {kind!r:.60}", "MSG-3")
+    cls, fields = SCHEMA[kind]
+    if cls not in allowed:
+        raise _violation(f"{kind} does not travel in this direction", "MSG-3")
+    return _build(cls, fields, obj, kind)
+
+
+def _fast(obj: dict, allowed) -> object | None:
+    """The common Ack and Receive decoded without the general checks, when they plainly pass them; else None."""
+    kind = obj.get("type")
+    if kind == "Ack" and Ack in allowed and len(obj) == 5:
+        r, v, s, d = obj.get("receiver"), obj.get("version"), obj.get("status"), obj.get("detail")
+        if type(r) is int and type(v) is int and type(s) is str and type(d) is str and 0 <= r <= INT_MAX \
+                and 0 <= v <= INT_MAX and len(d) * 4 <= MAX_DETAIL and len(s) * 4 <= MAX_TEXT:
+            return Ack(r, v, s, d)
+    elif kind == "Receive" and Receive in allowed and len(obj) == 4 and obj.get("new_slots") == ():
+        v, s = obj.get("version"), obj.get("slot")
+        if type(v) is int and type(s) is int and 0 <= v <= INT_MAX and 0 <= s <= INT_MAX:
+            return Receive(v, s, ())
+    return None
+
+
+class FrameReader:
+    """Cuts a byte stream into payloads, refusing a length above `max_frame` before reading it (WIRE-2)."""
+
+    def __init__(self, max_frame: int):
+        self.max_frame = max_frame
+        self._buf = bytearray()
+        self._pos = 0
+
+    def feed(self, data) -> None:
+        if self._pos and self._pos == len(self._buf):
+            self._buf.clear()
+            self._pos = 0
+        self._buf += data
+
+    @property
+    def partial(self) -> bool:
+        """Bytes of a frame that has started and not ended (WIRE-7 bounds how long that may last)."""
+        return self._pos < len(self._buf)
+
+    def next(self) -> bytes | None:
+        """The next whole payload, or None while it is incomplete."""
+        avail = len(self._buf) - self._pos
+        if avail < LENGTH.size:
+            return None
+        (n,) = LENGTH.unpack_from(self._buf, self._pos)
+        if n == 0 or n > self.max_frame:
+            raise _violation(f"frame length {n} is outside [1, {self.max_frame}]", "WIRE-2")
+        if avail < LENGTH.size + n:
+            return None
+        start = self._pos + LENGTH.size
+        data = bytes(self._buf[start : start + n])
+        self._pos = start + n
+        if self._pos > 1 << 20:  # drop consumed bytes now and then
+            del self._buf[: self._pos]
+            self._pos = 0
+        return data
+
+
+#: What each side may receive (MSG-1, MSG-3), and what it may receive while a join is under way (RDV-3).
+FROM_SENDER = TO_RECEIVER
+FROM_RECEIVER = TO_SENDER
+FROM_JOINER = RENDEZVOUS_TO_SENDER
+FROM_LISTENER = RENDEZVOUS_TO_RECEIVER

@@ -1,0 +1,38 @@
+"""A pytest plugin for the mutant runs: the tests a mutant names in KILLED_BY run first.
+
+    python -m pytest conformance --impl=tests.mutants.NAME -x -p tests.mutants._first \
+        --run-first=conformance/test_x.py::test_y
+
+Only the order changes: every test of the suite is still collected and, unless one
+fails first (`-x`), run. So a mutant that its named test kills stops after that test,
+and one that it does not kill meets the rest of the suite, as without this plugin.
+A name that matches no collected test is a usage error, so a stale hint is seen at once.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-first", action="append", default=[], metavar="NODEID",
+                     help="run this test (a node id, or its name without parameters) before the others")
+
+
+def _matches(nodeid: str, wanted: str) -> bool:
+    return nodeid == wanted or nodeid.startswith(wanted + "[")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    first = config.getoption("--run-first")
+    if not first:
+        return
+    for wanted in first:
+        if not any(_matches(item.nodeid, wanted) for item in items):
+            raise pytest.UsageError(f"--run-first={wanted}: no such test in this run")
+
+    def rank(item) -> int:
+        return next((k for k, wanted in enumerate(first) if _matches(item.nodeid, wanted)), len(first))
+
+    items.sort(key=rank)  # stable: the rest keep the suite's order

@@ -1,0 +1,56 @@
+"""Mutant: once a receiver's channel is readable, the sender reads a whole frame with a blocking read ("the
+rest of the frame is surely on its way"). A receiver that sends a length prefix and part of a frame and
+then stalls holds the sender there, with its lock held: the answers of the others, every other call's
+timeout and close() wait on it. Violates SEC-2 ("no read may block the sender on one receiver") and
+WIRE-7 (a frame not finished within 10 s is a violation, whatever the call's timeout).
+
+Seam: Channel.fill on the sender's channels (Hub._new_peer makes them; their class is swapped).
+"""
+
+from weightsync import *
+from weightsync import CAPABILITIES, __all__, transport, wire  # noqa: F401
+from weightsync import Sender as _Sender
+
+VIOLATES = ("SEC-2", "WIRE-7")
+KILLED_BY = ("conformance/test_wire.py::test_a_frame_cut_short_holds_up_nobody",)
+
+
+def _exactly(sock, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+class _WholeFrameChannel(transport.Channel):
+    def fill(self):
+        if self.closed or self.eof:
+            return
+        self.sock.setblocking(True)  # BUG: no bound on the wait for the rest of the frame
+        size, data = wire.LENGTH.size, b""
+        try:
+            data = _exactly(self.sock, size)
+            n = wire.LENGTH.unpack(data)[0] if len(data) == size else 0
+            if 0 < n <= self._reader.max_frame:  # a length out of bounds is still refused unread (WIRE-2)
+                size += n
+                data += _exactly(self.sock, n)
+        except OSError:
+            pass
+        finally:
+            if not self.closed:
+                self.sock.setblocking(False)
+        if len(data) < size:  # the peer closed before the frame ended
+            self.eof = True
+        self._reader.feed(data)
+        self._mark_partial()
+
+
+class Sender(_Sender):
+    def _new_peer(self, i, group, pair=None):
+        peer = super()._new_peer(i, group, pair)
+        if peer.channel is not None:
+            peer.channel.__class__ = _WholeFrameChannel
+        return peer

@@ -1,0 +1,29 @@
+"""Mutant: a failed send reports only the first receiver at fault. The send's outcome keeps one failure
+("the error"), so when one receiver answers Ack(error) and another dies, the error names only the first,
+and the other looks as if it never answered. Violates SEND-7 ("MUST name every receiver at fault that
+is known when it is raised, each with its reason and its cause").
+
+Seam: SendFuture.settle (records one target's answer), which drops every failure after the first.
+"""
+
+from weightsync import *
+from weightsync import CAPABILITIES, SendFuture, __all__  # noqa: F401
+from weightsync import Sender as _Sender
+from weightsync.messages import OK
+
+VIOLATES = "SEND-7"
+KILLED_BY = ("conformance/test_failures.py::test_one_error_names_every_receiver_at_fault_with_its_cause",)
+
+
+class _FirstFault(SendFuture):
+    def settle(self, worker, cause, detail):
+        if cause != OK and self._failed_at is not None:
+            return  # BUG: a second failure is dropped
+        super().settle(worker, cause, detail)
+
+
+class Sender(_Sender):
+    def _publish(self, weights, workers, deadline):
+        future = super()._publish(weights, workers, deadline)
+        future.__class__ = _FirstFault
+        return future

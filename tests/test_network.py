@@ -1,0 +1,181 @@
+"""The network profile between independent processes, as separate hosts would run it (spec 15).
+
+Receivers are started with subprocess (not multiprocessing) and given only
+`sender.url(i)`; everything crosses 127.0.0.1 over TCP and gloo. Each worker
+prints the digest of every version it holds (tests/net_worker.py), so bytes are
+checked against what the trainer published.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import weightsync as ws
+
+pytestmark = [pytest.mark.processes, pytest.mark.timeout(300)]
+WORKER = str(Path(__file__).with_name("net_worker.py"))
+LEASE = 5.0
+GRACE = 3.0
+
+
+def model(seed: int) -> dict:
+    g = torch.Generator().manual_seed(seed)
+    return {"a.weight": torch.randn(64, 32, generator=g), "a.bias": torch.randn(64, generator=g),
+            "half": torch.randn(7, 3, generator=g).to(torch.bfloat16), "steps": torch.tensor(seed),
+            "mask": torch.rand(5, generator=g) > 0.5}
+
+
+def digest(weights: dict) -> str:
+    h = hashlib.sha256()
+    for t in weights.values():
+        if t.numel():
+            h.update(t.contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+class Worker:
+    """A receiver process and the lines it prints, read by a thread so no read blocks the test."""
+
+    def __init__(self, url: str, mode: str = "push", rejoin: bool = False):
+        args = [sys.executable, WORKER, url, mode] + (["--rejoin"] if rejoin else [])
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).parent.parent / "reference"),
+                                                                        os.environ.get("PYTHONPATH")])))
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=env)
+        self.lines: queue.Queue = queue.Queue()
+        self.applied: dict[int, str] = {}
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line.split())
+
+    def until(self, pred, bound: float = 60.0):
+        """Reads lines until pred(line) is true; the line, or AssertionError after `bound`."""
+        end = time.monotonic() + bound
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, end - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"worker {self.proc.pid}: no such line within {bound} s") from None
+            if line[:1] == ["applied"]:
+                self.applied[int(line[1])] = line[2]
+            if pred(line):
+                return line
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(30)
+
+
+@pytest.fixture
+def workers():
+    made = []
+    yield made
+    for w in made:
+        w.stop()
+
+
+def test_three_hosts_get_every_version_bit_for_bit_and_subsets(workers):
+    published = {0: digest(model(0))}
+    with ws.Sender(model(0), 3, listen="tcp://127.0.0.1:0") as sender:
+        assert sender.address.startswith("tcp://127.0.0.1:") and not sender.address.endswith(":0")
+        workers += [Worker(sender.url(i), mode) for i, mode in enumerate(["push", "pull", "push"])]
+        sender.connect(timeout=120)
+        for v in range(1, 21):
+            targets = [0, 2] if v % 5 == 0 else None
+            assert sender.send(model(v), workers=targets, timeout=60) == v
+            published[v] = digest(model(v))
+    for w in workers:
+        w.until(lambda line: line == ["stopped"])
+        assert w.applied, "a worker held no version"
+        for v, d in w.applied.items():
+            assert published[v] == d, f"version {v} arrived with other bytes"
+    assert max(workers[0].applied) == 20 and max(workers[1].applied) == 19  # 20 went to 0 and 2 only
+    assert 5 not in workers[1].applied and 10 not in workers[1].applied
+
+
+def test_a_killed_host_is_named_at_once_and_a_frozen_one_by_the_lease(workers):
+    big = {"w": torch.randn(4_000_000)}  # 16 MB: a transfer under way when the kill lands
+    with ws.Sender(big, 3, listen="tcp://127.0.0.1:0") as sender:
+        workers += [Worker(sender.url(i), "push", rejoin=True) for i in range(3)]
+        sender.connect(timeout=120)
+        f = sender.send_async(timeout=60)
+        os.kill(workers[0].proc.pid, signal.SIGKILL)
+        t0 = time.monotonic()
+        with pytest.raises(ws.ReceiverDiedError) as died:
+            f.wait(timeout=60)
+        assert 0 in died.value.workers and time.monotonic() - t0 < GRACE, "SEND-3: a killed worker is seen at once"
+        os.kill(workers[1].proc.pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        try:
+            with pytest.raises(ws.ReceiverDiedError) as frozen:
+                sender.send(workers=[1, 2], timeout=None)
+            assert frozen.value.workers == [1]
+            assert time.monotonic() - t0 <= LEASE + GRACE, f"named after {time.monotonic() - t0:.1f} s"
+            for _ in range(3):  # the others keep receiving
+                v = sender.send(workers=[2], timeout=60)
+            assert v == sender.version
+        finally:
+            os.kill(workers[1].proc.pid, signal.SIGCONT)
+        sender.connect(timeout=120, workers=[1])  # thawed: its channel was cut, it joins again by URL
+        workers.append(Worker(sender.url(0), "push"))  # a new process for the killed one
+        sender.connect(timeout=120, workers=[0])
+        v = sender.send(timeout=60)
+    for w in workers[1:]:
+        w.until(lambda line: line[:2] == ["applied", str(v)])
+
+
+@pytest.mark.parametrize("mode", ["pull", "push"])
+def test_thawed_hosts_stop_and_exit_cleanly(workers, mode):
+    """Workers frozen past their lease (a split network) while a transfer to them is under way, then
+    resumed, find their lease expired and stop; their processes then exit normally: nothing of
+    their data plane outlives the receiver (a pending gloo receive once made some of them die with
+    SIGABRT at exit). Two are frozen at once, the third is served meanwhile."""
+    weights = {"w": torch.randn(200_000), "b": torch.randn(1000)}
+    with ws.Sender(weights, 3, listen="tcp://127.0.0.1:0") as sender:
+        workers += [Worker(sender.url(i), mode) for i in range(3)]
+        sender.connect(timeout=120)
+        sender.send(timeout=60)
+        for w in workers[:2]:
+            os.kill(w.proc.pid, signal.SIGSTOP)
+        try:
+            f = sender.send_async(timeout=60)  # its transfers to the frozen workers stay under way
+            while not f.done():  # the third worker is served meanwhile
+                sender.send(workers=[2], timeout=60)
+                time.sleep(0.3)
+            with pytest.raises(ws.ReceiverDiedError) as frozen:
+                f.wait(timeout=0)
+            # Their leases run out up to a heartbeat apart: the error names those known by then (SEND-7).
+            assert frozen.value.workers and set(frozen.value.workers) <= {0, 1}, frozen.value.workers
+        finally:
+            for w in workers[:2]:
+                os.kill(w.proc.pid, signal.SIGCONT)
+        for w in workers[:2]:
+            w.until(lambda line: line == ["stopped"], bound=30)
+            try:
+                code = w.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                raise AssertionError("a thawed worker did not exit within 30 s of stopping") from None
+            assert code == 0, f"a thawed worker exited with {code} (a negative code is the signal that ended it)"
+
+
+def test_a_wrong_secret_is_refused(workers):
+    with ws.Sender(model(0), 1, listen="tcp://127.0.0.1:0") as sender:
+        url = sender.url(0)
+        wrong = url[: url.index("secret=") + 7] + "0" * 64
+        w = Worker(wrong)
+        workers.append(w)
+        line = w.until(lambda line: line[:1] == ["error"])
+        assert line[1] == "RefusedError:" and not w.applied

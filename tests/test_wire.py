@@ -1,0 +1,188 @@
+"""The wire profile (spec/12-wire.md): frames, the codec, its bounds, and the spec's test vectors.
+
+Decoding must be total (SEC-1): every byte string gives a message or a
+RemoteProtocolError, never another exception. The test vectors are parsed out of
+the spec itself, so the spec and the encoder cannot drift apart (WIRE-9).
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import pickle
+import re
+import struct
+from pathlib import Path
+
+import msgpack
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from weightsync import RemoteProtocolError, wire
+from weightsync.messages import Ack, Entry, Init, Ready, Receive, SlotInfo, Stop
+
+SPEC = Path(__file__).resolve().parent.parent / "spec"
+ANY = tuple(cls for cls, _ in wire.SCHEMA.values())
+
+ints = st.integers(0, 2**63 - 1)
+text = st.text(max_size=40)
+slotinfos = st.builds(SlotInfo, ints, text, ints, st.just(()))
+entries = st.builds(Entry, text, text, st.lists(ints, max_size=4).map(tuple), text, ints, ints)
+messages = st.one_of(
+    st.builds(Init, text, ints, st.lists(entries, max_size=4).map(tuple), st.lists(slotinfos, max_size=4).map(tuple),
+              ints, ints, st.sampled_from(["little", "big"]), st.lists(text, max_size=3).map(tuple)),
+    st.builds(Ready, ints, st.none() | ints, st.sampled_from(["ok", "error"]), text, st.booleans(), text,
+              st.lists(text, max_size=3).map(tuple)),
+    st.builds(Receive, ints, ints, st.lists(slotinfos, max_size=3).map(tuple)),
+    st.builds(Ack, ints, ints, st.sampled_from(["ok", "error"]), text),
+    st.just(Stop()),
+)
+
+
+@given(messages)
+def test_every_message_round_trips(msg):
+    """MSG-1, WIRE-1, WIRE-3: every message and field survives the wire."""
+    frame = wire.frame(msg)
+    (n,) = struct.unpack(">I", frame[:4])
+    assert n == len(frame) - 4
+    assert wire.decode(frame[4:], ANY) == msg
+
+
+@settings(max_examples=500)
+@given(st.binary(max_size=200))
+def test_decoding_is_total(data):
+    """SEC-1: any bytes decode to a message or raise RemoteProtocolError, nothing else."""
+    try:
+        wire.decode(data, ANY)
+    except RemoteProtocolError:
+        pass
+
+
+def _payloads():
+    values = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1), st.floats(), st.text(max_size=5),
+                       st.binary(max_size=5), st.lists(st.integers(-(2**63), 2**63 - 1), max_size=3))
+    kinds = st.sampled_from(["Init", "Ready", "Receive", "Ack", "Stop", "Nope", 3])
+    fields = st.dictionaries(st.sampled_from(["receiver", "version", "status", "detail", "slot", "new_slots",
+                                              "holds_slot", "protocol", "manifest", "slots", "byteorder", "x"]),
+                             values, max_size=8)
+    return st.builds(lambda k, f: msgpack.packb({"type": k, **f}), kinds, fields)
+
+
+@settings(max_examples=500)
+@given(_payloads())
+def test_ill_typed_maps_are_violations(data):
+    """SEC-1, WIRE-3: well-formed MessagePack with wrong or missing fields is a violation, never a crash."""
+    try:
+        msg = wire.decode(data, ANY)
+    except RemoteProtocolError as e:
+        assert e.requirement in ("WIRE-3", "MSG-3")
+        return
+    assert isinstance(msg, ANY)
+
+
+@pytest.mark.parametrize("data,rule", [
+    (b"", "WIRE-3"),
+    (b"garbage", "WIRE-3"),
+    (marshal.dumps(("Ack", 1, 2, "ok", "")), "WIRE-3"),  # a 1.0 reference peer's payload
+    (pickle.dumps(Stop()), "WIRE-3"),
+    (msgpack.packb([1, 2]), "WIRE-3"),
+    (msgpack.packb({"type": "Nope"}), "MSG-3"),
+    (msgpack.packb({"kind": "Ack"}), "MSG-3"),
+    (msgpack.packb({"type": "Ack", "receiver": 0, "version": 1.0, "status": "ok", "detail": ""}), "WIRE-3"),
+    (msgpack.packb({"type": "Ack", "receiver": 0, "version": True, "status": "ok", "detail": ""}), "WIRE-3"),
+    (msgpack.packb({"type": "Ack", "receiver": 0, "version": [1], "status": "ok", "detail": ""}), "WIRE-3"),
+    (msgpack.packb({"type": "Ack", "receiver": 0, "version": -1, "status": "ok", "detail": ""}), "WIRE-3"),
+    (msgpack.packb({"type": "Ack", "receiver": 0, "version": 2**63, "status": "ok", "detail": ""}), "WIRE-3"),
+    (msgpack.packb({"type": "Ack", "receiver": 0, "version": 1, "status": "ok"}), "WIRE-3"),
+    (msgpack.packb({"type": "Ack", "receiver": 0, "version": 1, "status": "ok", "detail": "x" * 5000}), "WIRE-3"),
+    (msgpack.packb({"type": "Ack", "receiver": 0, "version": 1, "status": b"ok", "detail": ""}), "WIRE-3"),
+    (msgpack.packb({}), "MSG-3"),
+    (msgpack.packb({"type": "Stop"}) + b"\x00", "WIRE-3"),  # trailing bytes
+    (b"\xdd\x08\x00\x00\x00", "WIRE-3"),  # an array header announcing 2**27 items in 5 bytes
+    (b"\x91" * 100_000, "WIRE-3"),  # nesting deeper than any message
+    (b"\xa2\xff\xfe", "WIRE-3"),  # invalid UTF-8
+])
+def test_hostile_payloads_are_named_violations(data, rule):
+    """SEC-1, MSG-3, WIRE-3."""
+    with pytest.raises(RemoteProtocolError) as info:
+        wire.decode(data, ANY)
+    assert info.value.requirement == rule
+
+
+def test_unknown_fields_are_ignored():
+    """WIRE-3, WIRE-6: a later minor version may add fields."""
+    data = msgpack.packb({"type": "Ack", "receiver": 0, "version": 3, "status": "ok", "detail": "", "new": [1, 2]})
+    assert wire.decode(data, ANY) == Ack(0, 3, "ok", "")
+
+
+def test_messages_of_the_other_direction_are_violations():
+    """MSG-3: an Ack at a receiver, an Init at a sender."""
+    with pytest.raises(RemoteProtocolError, match="MSG-3"):
+        wire.decode(wire.payload(Ack(0, 1, "ok")), wire.FROM_SENDER)
+    with pytest.raises(RemoteProtocolError, match="MSG-3"):
+        wire.decode(wire.payload(Stop()), wire.FROM_RECEIVER)
+
+
+def test_lenient_decoding_of_non_canonical_encodings():
+    """WIRE-5: another key order, a longer integer form, absent optional fields."""
+    obj = {"detail": "", "status": "ok", "version": 7, "receiver": 1, "type": "Ack"}
+    assert wire.decode(msgpack.packb(obj), ANY) == Ack(1, 7, "ok", "")
+    longer = b"\x85\xa4type\xa3Ack\xa8receiver\xcf" + (1).to_bytes(8, "big") + b"\xa7version\xcd\x00\x07" \
+        b"\xa6status\xa2ok\xa6detail\xa0"
+    assert wire.decode(longer, ANY) == Ack(1, 7, "ok", "")
+    bare = {"type": "Receive", "version": 2, "slot": 0, "new_slots": [{"slot": 3, "device": "cpu", "nbytes": 64}]}
+    assert wire.decode(msgpack.packb(bare), ANY) == Receive(2, 0, (SlotInfo(3, "cpu", 64),))
+
+
+def test_frame_reader_bounds_and_pieces():
+    """WIRE-1, WIRE-2: frames arrive in pieces; a length over the bound fails before its payload is read."""
+    r = wire.FrameReader(100)
+    frame = wire.frame(Ack(0, 1, "ok"))
+    for b in frame[:-1]:
+        r.feed(bytes([b]))
+        assert r.next() is None and r.partial
+    r.feed(frame[-1:] + frame)
+    assert r.next() == frame[4:] and r.next() == frame[4:] and r.next() is None and not r.partial
+    r.feed(struct.pack(">I", 101))
+    with pytest.raises(RemoteProtocolError, match="WIRE-2"):
+        r.next()
+    r = wire.FrameReader(100)
+    r.feed(b"\x00\x00\x00\x00")
+    with pytest.raises(RemoteProtocolError, match="WIRE-2"):
+        r.next()
+
+
+# ---- the spec's test vectors (WIRE-9) ----
+
+VECTOR = re.compile(r"^#### (?P<name>.+?)\n\nPayload as JSON: `(?P<json>[^`]+)`\n\nFrame, (?P<n>\d+) bytes:\n\n"
+                    r"```text\n(?P<hex>[0-9a-f \n]+?)```", re.M)
+
+
+def _bin(obj):
+    """The spec writes a byte string as {"bin": HEX}."""
+    return bytes.fromhex(obj["bin"]) if set(obj) == {"bin"} else obj
+
+
+def spec_vectors():
+    text = (SPEC / "12-wire.md").read_text() + (SPEC / "14-rendezvous.md").read_text()
+    found = [(m["name"], json.loads(m["json"], object_hook=_bin), bytes.fromhex(m["hex"].replace(" ", "").replace("\n", "")),
+              int(m["n"])) for m in VECTOR.finditer(text)]
+    assert len(found) >= 13, "spec/12-wire.md and 14-rendezvous.md lost test vectors"
+    return found
+
+
+@pytest.mark.parametrize("name,payload,frame,n", spec_vectors(), ids=lambda v: v if isinstance(v, str) else "")
+def test_spec_vectors(name, payload, frame, n):
+    """WIRE-9, WIRE-5: the spec's bytes decode to its payload, and encoding gives back the same bytes."""
+    assert len(frame) == n
+    msg = wire.decode(frame[4:], ANY)
+    assert msgpack.unpackb(frame[4:]) == payload
+    assert wire.frame(msg) == frame, f"{name}: the encoder is not canonical"
+    assert type(msg).__name__ == payload["type"]
+
+
+def test_every_message_kind_has_a_vector():
+    """WIRE-9: one vector at least for each message."""
+    kinds = {payload["type"] for _, payload, _, _ in spec_vectors()}
+    assert kinds == set(wire.SCHEMA)
