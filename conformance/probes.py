@@ -93,8 +93,25 @@ def new_threads(baseline: set[int]) -> list[str]:
     return out
 
 
-def open_fds() -> int:
+def open_fds() -> dict[int, str]:
+    """Each open descriptor and what it points at.
+
+    Leak checks compare these maps, not counts: a descriptor an earlier test's objects
+    release meanwhile must neither hide a leak nor pass for one.
+    """
+    fds: dict[int, str] = {}
     try:
-        return len(os.listdir("/proc/self/fd"))
-    except OSError:  # pragma: no cover
-        return -1
+        names = os.listdir("/proc/self/fd")
+    except OSError:  # pragma: no cover - not Linux
+        return fds
+    for name in names:
+        try:
+            fds[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:  # the descriptor listdir used, closed by now
+            continue
+    return fds
+
+
+def new_fds(before: dict[int, str]) -> dict[int, str]:
+    """The descriptors open now that were not open, to the same thing, in `before`."""
+    return {fd: what for fd, what in open_fds().items() if before.get(fd) != what}

@@ -11,7 +11,7 @@ import pytest
 from . import strategies as S
 from .bounds import bounded
 from .model import describe, digest
-from .probes import new_threads, open_fds, shm_state
+from .probes import new_fds, new_threads, open_fds, shm_state
 from .rig import SHORT, SLACK, T, Rig, expect_error, expect_remote_error, spec_of
 
 pytestmark = pytest.mark.needs("push")
@@ -192,9 +192,9 @@ def test_sender_close_stops_everyone_and_releases_everything(ws, pool):
         w.call("discard")
     del rig
     gc.collect()
-    after_shm, after_fds = shm_state(), open_fds()
+    after_shm, left_fds = shm_state(), new_fds(before_fds)
     assert after_shm == before_shm, f"LIFE-4 violated: shared segments left in the sender process: {before_shm} -> {after_shm}"
-    assert after_fds <= before_fds, f"LIFE-4 violated: file descriptors left open after close: {before_fds} -> {after_fds}"
+    assert not left_fds, f"LIFE-4 violated: file descriptors left open after close: {left_fds}"
     left = new_threads(threads_before)
     assert not left, f"LIFE-4 violated: threads left in the sender process after close(): {left}"
 
@@ -235,10 +235,10 @@ def test_sender_close_releases_the_channels_of_gone_receivers(ws, pool):
         expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(2), workers=[i], timeout=T, ids="SEND-3",
                      what=f"send to gone receiver {i}", naming=[i])
     rig.sender.close()
-    after_fds = open_fds()
-    assert after_fds <= before_fds, (
-        f"LIFE-4 violated: {after_fds - before_fds} file descriptors still open after close() with a closed "
-        "and a killed receiver (counted before the sender object was freed)"
+    left_fds = new_fds(before_fds)
+    assert not left_fds, (
+        f"LIFE-4 violated: file descriptors still open after close() with a closed and a killed "
+        f"receiver (counted before the sender object was freed): {left_fds}"
     )
     rig.workers[0].call("discard")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -74,8 +75,25 @@ def assert_holds(receiver, expected: dict[str, torch.Tensor], version: int, req:
         )
 
 
-def fd_count() -> int:
-    return len(os.listdir("/proc/self/fd"))
+def open_fds() -> dict[int, str]:
+    """Each open descriptor and what it points at, once garbage from earlier tests is collected.
+
+    Comparing these maps, not counts, keeps a test from blaming (or excusing) itself for
+    descriptors an earlier test's objects release while it runs.
+    """
+    gc.collect()
+    fds: dict[int, str] = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            fds[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:  # the descriptor listdir itself used, closed by now
+            pass
+    return fds
+
+
+def new_fds(before: dict[int, str]) -> dict[int, str]:
+    """The descriptors open now that were not open (to the same thing) in `before`."""
+    return {fd: what for fd, what in open_fds().items() if before.get(fd) != what}
 
 
 def thread_names() -> set[str]:

@@ -511,13 +511,13 @@ def test_async_sends_beyond_free_slots_wait_then_time_out(local, weights):
 
 def test_sender_file_descriptors_do_not_grow_with_tensors():
     """LAYOUT-2, LIFE-4: 500 tensors and 4 receivers cost a handful of descriptors, all released."""
-    from .conftest import fd_count
+    from .conftest import new_fds, open_fds
 
     many = {f"layer{i}.weight": torch.randn(40) for i in range(500)}
-    before = fd_count()
+    before = open_fds()
     sender = ws.Sender(many, 4)
     handles = [sender.handle(i) for i in range(4)]
-    held = fd_count() - before
+    held = len(new_fds(before))
     assert held <= 20, f"LAYOUT-2 violated: {held} descriptors for 500 tensors"
     receivers = [ws.Receiver(h) for h in handles]
     connect_all(sender, receivers)
@@ -525,7 +525,7 @@ def test_sender_file_descriptors_do_not_grow_with_tensors():
     sender.close()
     for r in receivers:
         r.close()
-    assert fd_count() == before, "LIFE-4/LIFE-5: descriptors left after close"
+    assert new_fds(before) == {}, "LIFE-4/LIFE-5: descriptors left after close"
 
 
 def test_threads_are_released(local, weights):

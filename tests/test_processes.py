@@ -18,7 +18,7 @@ import torch
 
 import weightsync as ws
 
-from .conftest import MANIFEST, fd_count, thread_names
+from .conftest import MANIFEST, new_fds, open_fds, thread_names
 from .workers import pattern, start_workers, stop_workers
 
 pytestmark = pytest.mark.processes  # real worker processes: .ci/run's second layer
@@ -122,7 +122,7 @@ def test_sigkilled_receiver_fails_the_send_without_timeout():
 def test_everything_is_released_after_close(workers):
     """LIFE-4, LIFE-5: no descriptor, thread or /dev/shm entry left on either side."""
     shm_before = set(os.listdir("/dev/shm"))
-    fds_before, threads_before = fd_count(), thread_names()
+    fds_before, threads_before = open_fds(), thread_names()
     remote_before = [w.call("resources") for w in workers]
     sender = ws.Sender({f"t{i}": torch.randn(100) for i in range(200)}, 3)
     attach(sender, workers, ["push", "pull", "push"])
@@ -130,10 +130,14 @@ def test_everything_is_released_after_close(workers):
     workers[1].call("poll", 5.0)
     sender.close()
     detach(workers)
-    assert fd_count() == fds_before
-    assert thread_names() == threads_before
+    assert new_fds(fds_before) == {}, "LIFE-4: the sender left descriptors open"
+    assert thread_names() <= threads_before, "LIFE-4: the sender left threads running"
     assert set(os.listdir("/dev/shm")) <= shm_before, "a /dev/shm entry was left behind"
-    assert [w.call("resources") for w in workers] == remote_before
+    for w, before in zip(workers, remote_before):
+        after = w.call("resources")
+        assert set(after["threads"]) <= set(before["threads"]), f"LIFE-5: worker {w} left threads: {after}"
+        leaked = {fd: what for fd, what in after["fds"].items() if before["fds"].get(fd) != what}
+        assert leaked == {}, f"LIFE-5: worker {w} left descriptors open"
 
 
 @pytest.mark.timeout(300)

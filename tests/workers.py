@@ -7,6 +7,7 @@ call from the test side waits a bounded time.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import threading
@@ -99,10 +100,14 @@ class _Commands:
         return True
 
     def resources(self):
-        return {
-            "threads": sorted(t.name for t in threading.enumerate()),
-            "fds": len(os.listdir("/proc/self/fd")),
-        }
+        gc.collect()
+        fds = {}
+        for name in os.listdir("/proc/self/fd"):
+            try:
+                fds[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+            except OSError:  # the descriptor listdir used, closed by now
+                pass
+        return {"threads": sorted(t.name for t in threading.enumerate()), "fds": fds}
 
     def pid(self):
         return os.getpid()
