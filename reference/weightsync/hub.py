@@ -57,6 +57,7 @@ class _Peer:
     lane: Lane | None = None
     heard: float = 0.0  # when its channel last carried a frame (NET-4)
     spoke: float = 0.0  # when we last wrote to it
+    lane_failure: tuple[int, str] | None = None  # (incarnation, why), left by the lane's thread
 
 
 class Hub:
@@ -230,6 +231,10 @@ class Hub:
             except BlockingIOError:
                 pass
         for peer in self._peers:
+            if peer.lane_failure is not None:
+                (incarnation, why), peer.lane_failure = peer.lane_failure, None
+                if peer.machine.incarnation == incarnation and peer.machine.active:
+                    self._gone(peer, why)
             ch = peer.channel
             if ch is None or ch.closed:
                 continue
@@ -290,11 +295,13 @@ class Hub:
         self._send_init(peer)
 
     def _lane_failed(self, peer: _Peer, incarnation: int, why: str) -> None:
-        """A lane's transfer failed (from the lane's thread): that incarnation is gone (NET-3)."""
-        with self._mu:
-            if not self._closed and peer.machine.incarnation == incarnation and peer.machine.active:
-                self._gone(peer, why)
-                self._cv.notify_all()
+        """A lane's transfer failed (from the lane's thread): that incarnation is gone (NET-3).
+
+        The lane's thread never takes the lock, so it cannot wait on a caller: it leaves the
+        failure on the peer and wakes the polling caller; that caller, or the helper thread
+        within a heartbeat, cuts the receiver off in `_service`.
+        """
+        peer.lane_failure = (incarnation, why)
         self._wake()
 
     def _new_peer(self, i: int, group: Group, pair: bool | None = None) -> _Peer:
