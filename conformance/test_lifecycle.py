@@ -11,7 +11,7 @@ import pytest
 from . import strategies as S
 from .bounds import bounded
 from .model import describe, digest
-from .probes import new_fds, new_threads, open_fds, shm_state
+from .probes import new_fds, new_threads, open_fds, shm_segments
 from .rig import SHORT, SLACK, T, Rig, expect_error, expect_remote_error, spec_of
 
 pytestmark = pytest.mark.needs("push")
@@ -163,7 +163,7 @@ def test_connect_to_a_dead_receiver_fails_at_once(rigs, ws):
 def test_sender_close_stops_everyone_and_releases_everything(ws, pool):
     pool.get(3)  # replace any dead worker now, so that the counts below are the sender's alone
     gc.collect()
-    before_shm, before_fds = shm_state(), open_fds()
+    before_shm, before_fds = shm_segments(), open_fds()
     threads_before = {t.ident for t in threading.enumerate()}
     rig = Rig(ws, pool, basic(0), 3, modes=["push", "pull", "push"], connect=[0, 1])
     rig.open(2)  # receiver 2 has its handle but has not connected: it still gets Stop (SM-S-6)
@@ -192,8 +192,8 @@ def test_sender_close_stops_everyone_and_releases_everything(ws, pool):
         w.call("discard")
     del rig
     gc.collect()
-    after_shm, left_fds = shm_state(), new_fds(before_fds)
-    assert after_shm == before_shm, f"LIFE-4 violated: shared segments left in the sender process: {before_shm} -> {after_shm}"
+    left_shm, left_fds = shm_segments() - before_shm, new_fds(before_fds)
+    assert not left_shm, f"LIFE-4 violated: shared segments left in the sender process: {sorted(left_shm)}"
     assert not left_fds, f"LIFE-4 violated: file descriptors left open after close: {left_fds}"
     left = new_threads(threads_before)
     assert not left, f"LIFE-4 violated: threads left in the sender process after close(): {left}"

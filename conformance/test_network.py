@@ -20,6 +20,7 @@ from . import strategies as S
 from .bounds import bounded
 from .model import describe
 from .peers import Joiner, ready
+from .probes import new_threads
 from .rig import SLACK, T, expect_error
 from .timing import REACTION
 
@@ -127,7 +128,9 @@ def test_a_broken_data_plane_names_the_receiver(ws, rigs, closing):
     opts = dist.ProcessGroupGloo._Options()
     opts._devices = [dist.ProcessGroupGloo.create_device(hostname="127.0.0.1")]
     opts._timeout = datetime.timedelta(seconds=T)
-    group = dist.ProcessGroupGloo(dist.PrefixStore(plane["prefix"], store), 1, 2, opts)
+    keys = dist.PrefixStore(plane["prefix"], store)
+    keys.set("joined", "1")  # NET-2: the sender builds its side once this key exists
+    group = dist.ProcessGroupGloo(keys, 1, 2, opts)
     buf = torch.empty(plane["nbytes"], dtype=torch.uint8)
     group.recv([buf], 0, 0).wait()
     j.send(ready(1, init["version"]))
@@ -148,6 +151,41 @@ def test_a_broken_data_plane_names_the_receiver(ws, rigs, closing):
         stop.set()
     rig.model.acked(0, f.version)
     rig.check([0])
+
+
+@pytest.mark.req("NET-5", "SEC-5", "LIFE-4")
+def test_a_receiver_that_never_builds_its_data_plane_delays_no_other(ws, rigs, closing):
+    """A scripted receiver takes its Init and keeps its channel alive, but never builds its gloo rank:
+    receivers that join after it connect and are served at once, not after its `timeout_ms`; and
+    close() ends the sender's side of it at once (LIFE-4)."""
+    threads_before = {t.ident for t in threading.enumerate()}
+    rig = rigs(basic(0), 3, connect=[0], listen="tcp")
+    j = Joiner(rig.sender.url(1))
+    closing(j)
+    assert j.join().get("type") == "Welcome"
+    init = j.handshake(answer=False)
+    assert init["data_plane"]["timeout_ms"] / 1000 > T, "the suite needs a timeout_ms longer than its own bound"
+    stop = threading.Event()
+    _heartbeats(j, 1, stop)
+    try:
+        time.sleep(0.5)  # the sender's side of receiver 1 is waiting for it now
+        t0 = time.monotonic()
+        try:
+            rig.connect([2])  # bounded by T; a join that waited out receiver 1's timeout_ms fails here
+            rig.send(basic(1), workers=[0, 2], timeout=T)
+        except Exception as e:  # noqa: BLE001
+            raise AssertionError(
+                f"NET-5 violated: with receiver 1 not building its data plane, receiver 2's join and a send to it "
+                f"failed after {time.monotonic() - t0:.1f} s: {type(e).__name__}: {e}"
+            ) from None
+        rig.check([0, 2])
+    finally:
+        stop.set()
+    rig.sender.close()
+    deadline = time.monotonic() + REACTION
+    while (left := new_threads(threads_before)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, f"LIFE-4 violated: threads left {REACTION:.0f} s after close(), receiver 1 never having joined: {left}"
 
 
 @pytest.mark.req("NET-4", "RDV-5", "LIFE-2", "SEC-5")

@@ -15,6 +15,7 @@ import logging
 import queue
 import secrets
 import threading
+import time
 from collections.abc import Callable
 
 import torch
@@ -28,6 +29,15 @@ TRANSFER_TIMEOUT = 60.0
 #: The lease (NET-4) and how often each side speaks when it has nothing else to say.
 LEASE = 5.0
 HEARTBEAT = 1.0
+#: The key a receiver sets under its prefix before it builds its side (NET-2, NET-5).
+JOINED = "joined"
+#: How often the sender looks for that key.
+JOIN_POLL = 0.02
+
+
+def _client(host: str, port: int, timeout: float) -> dist.TCPStore:
+    return dist.TCPStore(host, port, is_master=False, wait_for_workers=False,
+                         timeout=datetime.timedelta(seconds=max(timeout, 0.001)))
 
 
 def _group(store: dist.Store, prefix: str, rank: int, hostname: str, timeout: float) -> dist.ProcessGroupGloo:
@@ -60,15 +70,20 @@ class Store:
 class Lane:
     """The sender's side of one receiver's group: sends each submitted slot, in order, from its own thread.
 
-    `failed(why)` is called once, from the lane's thread, when the group cannot be
-    built or a transfer fails; the lane then ends and drops the group.
+    The thread waits for the receiver's `joined` key on a store connection of its own,
+    looking without a blocking store call, so that a receiver that never comes holds up
+    no other lane and no abort waits on it (NET-5); only then does it build the group.
+    `failed(why)` is called once, from the lane's thread, when the receiver does not
+    join in time, the group cannot be built or a transfer fails; the lane then ends
+    and drops the group.
     """
 
     def __init__(self, store: Store, plane: dict, hostname: str, failed: Callable[[str], None]):
         self._queue: queue.SimpleQueue[tuple[int, torch.Tensor] | None] = queue.SimpleQueue()
-        assert store.store is not None, "a sender closes its store only when it closes"
-        self._args = (store.store, plane["prefix"], hostname, plane["timeout_ms"] / 1000)
+        self._store = store
+        self._args = (plane["prefix"], hostname, plane["timeout_ms"] / 1000)
         self._failed = failed
+        self._stop = threading.Event()  # set by close(): stop looking for a receiver that has not joined
         # Set by close(abort=True) before it looks at _group, read by the thread after it sets _group:
         # a group built while such a close runs is aborted by one side or both (abort is idempotent).
         self._aborted = False
@@ -84,6 +99,7 @@ class Lane:
         a transfer in flight fails in the lane's thread instead of waiting out its timeout."""
         self._aborted = self._aborted or abort
         self._queue.put(None)
+        self._stop.set()  # a receiver that has not joined yet gets nothing more
         if abort:
             _abort(self._group)
 
@@ -91,9 +107,26 @@ class Lane:
         if not self._aborted:  # the sender cut this receiver off already; an aborted transfer is no news
             self._failed(why)
 
+    def _connect(self, timeout: float) -> dist.Store:
+        """A store connection of this lane's own: a call waiting on it holds up no other lane (NET-5)."""
+        return _client(self._store.host, self._store.port, timeout)
+
+    def _joined(self, keys: dist.Store, timeout: float) -> bool:
+        """Whether the receiver set its `joined` key; False once the lane is closed. Never blocks on the store."""
+        deadline = time.monotonic() + timeout
+        while not keys.check([JOINED]):
+            if self._stop.wait(JOIN_POLL):
+                return False  # closed before the receiver joined: nothing was started that must be waited out
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the receiver did not join the data plane within {timeout:.0f} s (NET-5)")
+        return True
+
     def _run(self) -> None:
-        store, prefix, hostname, timeout = self._args
+        prefix, hostname, timeout = self._args
         try:
+            store = self._connect(timeout)
+            if not self._joined(dist.PrefixStore(prefix, store), timeout):
+                return
             group = _group(store, prefix, 0, hostname, timeout)
         except Exception as e:  # noqa: BLE001 - reported to the sender, which names the receiver (NET-3)
             self._fail(f"the data plane could not be built: {type(e).__name__}: {e}")
@@ -126,8 +159,8 @@ class Inbound:
 
     def __init__(self, plane: dict, hostname: str, timeout: float, limit: int = 4):
         host, _, port = plane["store"].rpartition(":")
-        store = dist.TCPStore(host.strip("[]"), int(port), is_master=False, wait_for_workers=False,
-                              timeout=datetime.timedelta(seconds=max(timeout, 0.001)))
+        store = _client(host.strip("[]"), int(port), timeout)
+        dist.PrefixStore(plane["prefix"], store).set(JOINED, "1")  # the sender builds its side now (NET-2)
         self.nbytes = plane["nbytes"]
         self.timeout = plane["timeout_ms"] / 1000
         self.group: dist.ProcessGroupGloo | None = _group(store, plane["prefix"], 1, hostname,
