@@ -126,6 +126,32 @@ def test_one_process_per_id_and_restart_by_the_same_url(ws, rigs, closing):
     rig.check()
 
 
+@pytest.mark.req("RDV-5", "SM-S-5", "LIFE-1")
+def test_a_join_takes_the_place_of_one_still_connecting(ws, rigs, closing):
+    """The first process for id 1 got its Init and never answered Ready (a crash mid-handshake, a hung
+    start): a new process with the same URL takes its place; only a live receiver's id is refused."""
+    rig = rigs(basic(0), 2, connect=[0], listen=True)
+    rig.send(basic(1), workers=[0])
+    first = Joiner(rig.sender.url(1))
+    closing(first)
+    assert first.join().get("type") == "Welcome"
+    first.handshake(answer=False)
+    second = Joiner(rig.sender.url(1))
+    closing(second)
+    answer = second.join()
+    assert answer.get("type") == "Welcome" and second.welcome_ok(answer), (
+        f"RDV-5 violated: a Join for a receiver that is connecting, not live, was answered {answer}"
+    )
+    init = second.handshake(answer=False)
+    assert init["version"] == 1, f"LIFE-1 violated: the new joiner's Init carries version {init['version']}, not 1"
+    assert first.closed_by_peer(REACTION + SLACK), "RDV-5 violated: the replaced joiner's channel stayed open"
+    second.send(ready(1, init["version"]))
+    bounded(rig.sender.connect, T, workers=[1], limit=T + SLACK, what="connect(workers=[1])")
+    refused = Joiner(rig.sender.url(1))
+    closing(refused)
+    assert "live" in _refused(refused, "a third process presenting the id of the now live receiver 1")
+
+
 @pytest.mark.req("RDV-6")
 def test_silent_connections_do_not_keep_a_receiver_out(ws, rigs, closing):
     rig = rigs(basic(0), 1, connect=False, listen=True)

@@ -18,13 +18,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import msgpack
 import pytest
 
 from . import strategies as S
 from .bounds import HarnessError, bounded
-from .peers import ScriptedReceiver, ack, canonical, frame, pack, ready
+from .peers import LENGTH, MAX_TO_SENDER, ScriptedReceiver, ack, canonical, frame, pack, ready
 from .rig import SLACK, TIMED, T, expect_error
 from .timing import REACTION
 
@@ -75,6 +76,8 @@ ATTACKS = {
     "payload is not MessagePack": (lambda v, k: frame(b"\xc1garbage"), "WIRE-3"),
     "a marshal'd tuple (a 1.0 reference peer)": (lambda v, k: frame(marshal.dumps(("Ack", k, v, "ok", ""))), "WIRE-3"),
     "length prefix of 4 GiB": (lambda v, k: b"\xff\xff\xff\xff" + b"x" * 16, "WIRE-2"),
+    # Legal towards a receiver, one byte too long towards the sender: each direction has its own bound.
+    "length prefix of 64 KiB + 1": (lambda v, k: LENGTH.pack(MAX_TO_SENDER + 1) + b"x" * 16, "WIRE-2"),
     "an HTTP request": (lambda v, k: b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", "WIRE-2"),
     "zero-length frame": (lambda v, k: b"\x00\x00\x00\x00", "WIRE-1"),
     "unknown message type": (lambda v, k: frame(pack({"type": "Hello", "receiver": k})), "MSG-3"),
@@ -103,8 +106,13 @@ def test_a_receiver_that_breaks_the_wire_is_cut_off_alone(ws, rigs, closing, att
     write, rule = ATTACKS[attack]
     f = rig.send_async(basic(1))
     v = peer.next_receive()["version"]
+    t0 = time.monotonic()
     peer.send_raw(write(v, k))
     _violated_error(ws, rig, f, k, rule)
+    if rule == "WIRE-2":  # judged on the 4 length bytes, not after waiting for the payload (WIRE-7's bound)
+        assert time.monotonic() - t0 < REACTION / 2, (
+            f"WIRE-2 violated: {attack!r} was named after {time.monotonic() - t0:.1f} s, not once its length was read"
+        )
     assert peer.closed_by_peer(SLACK), f"SM-S-9 violated: after {attack!r} the sender kept receiver {k}'s channel open"
     for step in range(2, 4):  # SEC-5: the others are served as before
         rig.send(basic(step), workers=list(range(GOOD)))
@@ -116,7 +124,8 @@ def test_a_receiver_that_breaks_the_wire_is_cut_off_alone(ws, rigs, closing, att
 @pytest.mark.req("SEC-2", "WIRE-7", "SEND-2")
 @pytest.mark.needs("push")
 def test_a_frame_cut_short_holds_up_nobody(ws, rigs, closing):
-    """One length prefix and part of a frame, then silence: nothing waits on it but its own sends."""
+    """One length prefix and part of a frame, then a byte a second, never the last: nothing waits on it
+    but its own sends, and the frame's ten seconds run from its first byte, not from the latest."""
     rig, peer, k = scripted(rigs)
     closing(peer)
     f = rig.send_async(basic(1))
@@ -124,6 +133,21 @@ def test_a_frame_cut_short_holds_up_nobody(ws, rigs, closing):
     whole = frame(pack(ack(k, v)))
     t_cut = time.monotonic()
     peer.send_raw(whole[: len(whole) // 2])
+    stop = threading.Event()
+    left = len(whole) - 1 - len(whole) // 2
+    every = min(REACTION / 4, (2 * REACTION + SLACK) / left)  # the bytes last until the wait below gives up
+
+    def trickle():
+        for i in range(len(whole) // 2, len(whole) - 1):
+            if stop.wait(every):
+                return
+            try:
+                peer.send_raw(whole[i : i + 1])
+            except OSError:  # the sender cut it off
+                return
+
+    threading.Thread(target=trickle, daemon=True, name="conformance-trickle").start()
+    closing(SimpleNamespace(close=stop.set))
     expect_error(ws, "SyncTimeoutError", f.wait, TIMED, ids="SEC-2, SEND-2", what="wait() on the silent receiver",
                  limit=TIMED + SLACK)
     rig.send(basic(2), workers=list(range(GOOD)), timeout=T)  # not held up by the half frame
