@@ -7,13 +7,17 @@ in its own process and the worker server runs `shm_state` in the worker's. Linux
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
+
+#: Targets of shared segments: a memfd, or a file under /dev/shm.
+_SHARED = ("/memfd:", "/dev/shm/")
 
 
 def shm_state() -> dict[str, int]:
     """Shared segments this process maps or holds open (memfd or /dev/shm), for leak checks."""
-    maps, fds = set(), 0
+    maps = set()
     try:
         with open("/proc/self/maps") as f:
             for line in f:
@@ -22,16 +26,7 @@ def shm_state() -> dict[str, int]:
                     maps.add(parts[4] if len(parts) > 4 else line)
     except OSError:  # pragma: no cover - not Linux
         pass
-    try:
-        for fd in os.listdir("/proc/self/fd"):
-            try:
-                target = os.readlink(f"/proc/self/fd/{fd}")
-            except OSError:
-                continue
-            if target.startswith("/memfd:") or target.startswith("/dev/shm/"):
-                fds += 1
-    except OSError:  # pragma: no cover
-        pass
+    fds = sum(target.startswith(_SHARED) for target in _fd_targets().values())
     return {"maps": len(maps), "fds": fds}
 
 
@@ -50,16 +45,12 @@ def shm_segments() -> frozenset[str]:
                     found.add(f"map {parts[4]}")
     except OSError:  # pragma: no cover - not Linux
         pass
-    try:
-        for fd in os.listdir("/proc/self/fd"):
+    for fd, target in _fd_targets().items():
+        if target.startswith(_SHARED):
             try:
-                target = os.readlink(f"/proc/self/fd/{fd}")
-                if target.startswith(("/memfd:", "/dev/shm/")):
-                    found.add(f"fd {os.stat(f'/proc/self/fd/{fd}').st_ino}")
-            except OSError:
+                found.add(f"fd {os.stat(f'/proc/self/fd/{fd}').st_ino}")
+            except OSError:  # closed meanwhile
                 continue
-    except OSError:  # pragma: no cover
-        pass
     return frozenset(found)
 
 
@@ -93,12 +84,8 @@ def new_threads(baseline: set[int]) -> list[str]:
     return out
 
 
-def open_fds() -> dict[int, str]:
-    """Each open descriptor and what it points at.
-
-    Leak checks compare these maps, not counts: a descriptor an earlier test's objects
-    release meanwhile must neither hide a leak nor pass for one.
-    """
+def _fd_targets() -> dict[int, str]:
+    """Each open descriptor of this process and what it points at (empty where there is no /proc)."""
     fds: dict[int, str] = {}
     try:
         names = os.listdir("/proc/self/fd")
@@ -112,6 +99,16 @@ def open_fds() -> dict[int, str]:
     return fds
 
 
-def new_fds(before: dict[int, str]) -> dict[int, str]:
-    """The descriptors open now that were not open, to the same thing, in `before`."""
-    return {fd: what for fd, what in open_fds().items() if before.get(fd) != what}
+def open_fds() -> dict[int, str]:
+    """Each open descriptor and what it points at, once garbage is collected.
+
+    Leak checks compare these maps, not counts: a descriptor an earlier test's objects
+    release meanwhile must neither hide a leak nor pass for one.
+    """
+    gc.collect()
+    return _fd_targets()
+
+
+def new_fds(before: dict[int, str], now: dict[int, str] | None = None) -> dict[int, str]:
+    """The descriptors open `now` (default: open_fds()) that were not open, to the same thing, in `before`."""
+    return {fd: what for fd, what in (open_fds() if now is None else now).items() if before.get(fd) != what}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -73,27 +71,6 @@ def assert_holds(receiver, expected: dict[str, torch.Tensor], version: int, req:
         assert torch.equal(g.detach().reshape(-1).view(torch.uint8), t.reshape(-1).view(torch.uint8)), (
             f"{req} violated: receiver {receiver.id} {name} differs from version {version}"
         )
-
-
-def open_fds() -> dict[int, str]:
-    """Each open descriptor and what it points at, once garbage from earlier tests is collected.
-
-    Comparing these maps, not counts, keeps a test from blaming (or excusing) itself for
-    descriptors an earlier test's objects release while it runs.
-    """
-    gc.collect()
-    fds: dict[int, str] = {}
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            fds[int(name)] = os.readlink(f"/proc/self/fd/{name}")
-        except OSError:  # the descriptor listdir itself used, closed by now
-            pass
-    return fds
-
-
-def new_fds(before: dict[int, str]) -> dict[int, str]:
-    """The descriptors open now that were not open (to the same thing) in `before`."""
-    return {fd: what for fd, what in open_fds().items() if before.get(fd) != what}
 
 
 def thread_names() -> set[str]:

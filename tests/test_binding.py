@@ -511,7 +511,7 @@ def test_async_sends_beyond_free_slots_wait_then_time_out(local, weights):
 
 def test_sender_file_descriptors_do_not_grow_with_tensors():
     """LAYOUT-2, LIFE-4: 500 tensors and 4 receivers cost a handful of descriptors, all released."""
-    from .conftest import new_fds, open_fds
+    from conformance.probes import new_fds, open_fds
 
     many = {f"layer{i}.weight": torch.randn(40) for i in range(500)}
     before = open_fds()

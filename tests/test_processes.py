@@ -17,8 +17,9 @@ import pytest
 import torch
 
 import weightsync as ws
+from conformance.probes import new_fds, open_fds
 
-from .conftest import MANIFEST, new_fds, open_fds, thread_names
+from .conftest import MANIFEST, thread_names
 from .workers import pattern, start_workers, stop_workers
 
 pytestmark = pytest.mark.processes  # real worker processes: .ci/run's second layer
@@ -136,8 +137,7 @@ def test_everything_is_released_after_close(workers):
     for w, before in zip(workers, remote_before):
         after = w.call("resources")
         assert set(after["threads"]) <= set(before["threads"]), f"LIFE-5: worker {w} left threads: {after}"
-        leaked = {fd: what for fd, what in after["fds"].items() if before["fds"].get(fd) != what}
-        assert leaked == {}, f"LIFE-5: worker {w} left descriptors open"
+        assert new_fds(before["fds"], after["fds"]) == {}, f"LIFE-5: worker {w} left descriptors open"
 
 
 @pytest.mark.timeout(300)

@@ -7,7 +7,6 @@ call from the test side waits a bounded time.
 
 from __future__ import annotations
 
-import gc
 import os
 import signal
 import threading
@@ -15,6 +14,8 @@ import time
 
 import torch
 import torch.multiprocessing as mp
+
+from conformance.probes import open_fds
 
 CALL_TIMEOUT = 30.0
 
@@ -100,14 +101,7 @@ class _Commands:
         return True
 
     def resources(self):
-        gc.collect()
-        fds = {}
-        for name in os.listdir("/proc/self/fd"):
-            try:
-                fds[int(name)] = os.readlink(f"/proc/self/fd/{name}")
-            except OSError:  # the descriptor listdir used, closed by now
-                pass
-        return {"threads": sorted(t.name for t in threading.enumerate()), "fds": fds}
+        return {"threads": sorted(t.name for t in threading.enumerate()), "fds": open_fds()}
 
     def pid(self):
         return os.getpid()
