@@ -2,7 +2,8 @@
 
 `bounded` runs a blocking sender call in a thread so that an implementation that
 ignores its timeout fails the test instead of hanging the suite; the worker pool
-raises the same `HarnessError` when a worker dies or does not answer in time.
+raises the same `HarnessError` when a worker does not answer in time. Both are
+failures about time (verdict.TooSlow): re-checked at a larger timescale first.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from __future__ import annotations
 import threading
 import time
 
+from .verdict import HarnessError
 
-class HarnessError(AssertionError):
-    """A worker died or did not answer within its bound, or a bounded call did not return."""
+__all__ = ["HarnessError", "bounded"]
 
 
 def bounded(fn, *args, limit: float, what: str = "call", **kwargs):

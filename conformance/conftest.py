@@ -1,11 +1,18 @@
-"""Options, implementation selection, capability skips and the requirement report.
+"""Options, implementation selection, capability skips, the re-check of timing failures, and the report.
 
     pytest conformance [--impl=MODULE] [--conformance-profile=default|thorough|ci]
                        [--conformance-timescale=FACTOR] [--conformance-json=PATH]
-                       [--receiver-cmd="PROGRAM {url}"]
+                       [--receiver-cmd="PROGRAM {url}"] [-n N]
 
 The module named by --impl (default: weightsync) must expose the spec's Python
-binding (API-1..API-5). Nothing else of it is used.
+binding (API-1..API-5). Nothing else of it is used. With --receiver-cmd the subject
+is a program and neither torch nor any implementation is imported here.
+
+Each test ends in one of four outcomes (verdict.py): passed, violated, inconclusive,
+not implemented. Only a violation fails the run (exit status 1); a run with
+inconclusive tests and no violation exits with INCONCLUSIVE_EXIT. The run is spread
+over two processes by default (pytest-xdist), so reports are gathered from
+`pytest_runtest_logreport`, which the controlling process sees for every test.
 """
 
 from __future__ import annotations
@@ -16,13 +23,27 @@ import os
 import re
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
+from . import timing as tm
 from .names import KNOWN_CAPABILITIES, REQUIRED_NAMES, TIMESCALE_ENV
+from .verdict import (INCONCLUSIVE, NOT_IMPLEMENTED, PASSED, SKIPPED, VIOLATED, Inconclusive, judge)
+
 ID_RE = re.compile(r"^[A-Z]+(?:-[A-Z])?-\d+$")
+SPEC_ID = re.compile(r"\*\*([A-Z]+(?:-[A-Z])?-\d+)\*\*")
 POOL_SIZE = 3
+#: The exit status of a run with no violation and at least one inconclusive test.
+INCONCLUSIVE_EXIT = 6
+#: Processes the suite spreads over when pytest-xdist is installed and -n is not given.
+DEFAULT_PROCESSES = 3
+#: The environment variable that carries the calibration to xdist's worker processes.
+MEASURE_ENV = "WEIGHTSYNC_CONFORMANCE_MEASURE"
+#: Program mode runs these modules only; the others need the binding.
+PROGRAM_MODULES = ("test_receiver_wire",)
+SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
 
 _common = dict(
     deadline=None,
@@ -45,7 +66,7 @@ def pytest_addoption(parser):
         "--conformance-profile",
         default="default",
         choices=("default", "thorough", "ci"),
-        help="default: a few minutes; thorough: many more Hypothesis examples, for release checks; "
+        help="default: about a minute; thorough: many more Hypothesis examples, for release checks; "
         "ci: as default without shrinking failures (pass/fail only)",
     )
     group.addoption(
@@ -53,7 +74,8 @@ def pytest_addoption(parser):
         default=None,
         type=float,
         metavar="FACTOR",
-        help="multiply every timeout and bound of the suite by FACTOR (default 1, or $" + TIMESCALE_ENV + ")",
+        help="multiply every timeout and bound of the suite by FACTOR, on top of what the suite measures of the "
+        "machine at start (default 1, or $" + TIMESCALE_ENV + ")",
     )
     group.addoption("--conformance-json", default=None, metavar="PATH", help="write the requirement table as JSON")
     group.addoption(
@@ -63,6 +85,21 @@ def pytest_addoption(parser):
         help="test an outside receiver program instead of the binding's Receiver: COMMAND with {url} in it, "
         "following the test-control contract of docs/conformance.md; only the receiver tests run",
     )
+
+
+def _program(config) -> str | None:
+    return config.getoption("--receiver-cmd")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config):
+    """Spread the run over DEFAULT_PROCESSES processes unless -n says otherwise (or xdist is absent)."""
+    opt = config.option
+    if (getattr(opt, "numprocesses", "absent") is None and not hasattr(config, "workerinput")
+            and not getattr(opt, "usepdb", False) and not getattr(opt, "collectonly", False)):
+        opt.numprocesses = DEFAULT_PROCESSES
+        opt.maxschedchunk = 1  # long tests first (see `waits`), one at a time
+    return (yield)
 
 
 def _load_impl(name: str):
@@ -90,22 +127,44 @@ def _load_impl(name: str):
 def pytest_configure(config):
     config.addinivalue_line("markers", "req(*ids): the spec requirement IDs a test checks")
     config.addinivalue_line("markers", "needs(*capabilities): optional parts (CAPABILITIES) the test needs")
-    scale = config.getoption("--conformance-timescale")
-    if scale is not None:
-        if not scale > 0:
-            raise pytest.UsageError(f"--conformance-timescale must be positive, got {scale}")
-        # Before any test module imports conformance.timing; spawned workers inherit it.
-        os.environ[TIMESCALE_ENV] = repr(scale)
-    name = config.getoption("--impl")
-    config._conformance_impl = _load_impl(name)
-    config._conformance_results = {}
-    config._conformance_reqs = {}
+    config.addinivalue_line("markers", "waits(seconds): the test waits out a bound about this long; started first")
+    user = config.getoption("--conformance-timescale")
+    if user is not None and not user > 0:
+        raise pytest.UsageError(f"--conformance-timescale must be positive, got {user}")
+    if not hasattr(config, "workerinput"):
+        # The controlling process measures the machine once; xdist's workers and every
+        # spawned receiver process inherit the result through the environment.
+        measure = tm.calibrate()
+        base = user if user is not None else float(os.environ.get(TIMESCALE_ENV, "1") or 1)
+        os.environ[TIMESCALE_ENV] = repr(round(base * tm.scale_for(measure), 2))
+        os.environ[MEASURE_ENV] = json.dumps({**measure, "timescale_given": base})
+    tm.set_scale(float(os.environ[TIMESCALE_ENV]))
+    config._conformance_measure = json.loads(os.environ.get(MEASURE_ENV, "{}"))
+    config._conformance_impl = None if _program(config) else _load_impl(config.getoption("--impl"))
+    config._conformance_tests = {}
     if not config.getoption("--hypothesis-profile", default=None):
         settings.load_profile(f"conformance-{config.getoption('--conformance-profile')}")
 
 
 def impl(config):
     return config._conformance_impl
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Program mode collects only the receiver tests, so that nothing imports torch or a binding."""
+    if _program(config) and collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        return collection_path.stem not in PROGRAM_MODULES
+    return None
+
+
+# ---- fixtures ---------------------------------------------------------------------------------
+
+_CLEANUPS = pytest.StashKey[list]()
+
+
+def _on_cleanup(request, fn) -> None:
+    """Run `fn` before a re-check of this test (and at its teardown, by the fixture itself)."""
+    request.node.stash.setdefault(_CLEANUPS, []).append(fn)
 
 
 @pytest.fixture(scope="session")
@@ -125,16 +184,21 @@ def pool(request):
 
 
 @pytest.fixture
-def closing():
+def closing(request):
     """Register a scripted peer (or anything with close()); each is closed at teardown."""
     made = []
+
+    def close_all():
+        while made:
+            made.pop().close()
+
+    _on_cleanup(request, close_all)
     yield made.append
-    for p in made:
-        p.close()
+    close_all()
 
 
 @pytest.fixture
-def rigs(ws, pool):
+def rigs(ws, pool, request):
     """Make a Rig (sender + connected workers + model); every rig is closed at teardown."""
     from .rig import Rig
 
@@ -145,89 +209,175 @@ def rigs(ws, pool):
         made.append(r)
         return r
 
+    def teardown_all():
+        while made:
+            made.pop(0).teardown()
+
+    _on_cleanup(request, teardown_all)
     yield make
-    for r in made:
-        r.teardown()
+    teardown_all()
+
+
+# ---- collection ---------------------------------------------------------------------------------
+
+_IDS = pytest.StashKey[list]()
+_LACKS = pytest.StashKey[list]()
 
 
 def pytest_collection_modifyitems(config, items):
-    caps = impl(config).CAPABILITIES
-    outside = config.getoption("--receiver-cmd")
+    caps = impl(config).CAPABILITIES if impl(config) is not None else frozenset()
     for item in items:
-        if outside and item.module.__name__.rpartition(".")[2] not in ("test_receiver_wire", "test_traceability"):
-            item.add_marker(pytest.mark.skip(reason="--receiver-cmd: only the receiver tests run"))
         ids = []
         for mark in item.iter_markers("req"):
             ids.extend(mark.args)
         bad = [i for i in ids if not ID_RE.match(i)]
         if bad:
             raise pytest.UsageError(f"{item.nodeid}: malformed requirement IDs {bad}")
-        config._conformance_reqs[item.nodeid] = sorted(set(ids))
-        for mark in item.iter_markers("needs"):
-            lacking = [c for c in mark.args if c not in caps]
-            if lacking:
-                item.add_marker(
-                    pytest.mark.skip(
-                        reason=f"capability {', '.join(lacking)} not declared in "
-                        f"{config.getoption('--impl')}.CAPABILITIES"
-                    )
-                )
-
-
-_ID = r"[A-Z]+(?:-[A-Z])?-\d+"
-VIOLATED_RE = re.compile(rf"\b((?:{_ID})(?:, {_ID})*) violated")
-
-
-_RAISED = re.compile(r"\b\w*(Error|Exception|Failure|Group)\b: ")
-
-
-def _error_lines(text: str) -> list[str]:
-    """The lines of a failure report that carry an error's message, not the source shown around it."""
-    out = []
-    for line in text.splitlines():
-        bare = line.lstrip(" |+-")
-        if line.startswith("E ") or _RAISED.match(bare):
-            out.append(line)
-    return out
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    rep = outcome.get_result()
-    results = item.config._conformance_results
-    prev = results.get(item.nodeid)
-    if rep.failed:
-        # A failure message that says "ID violated" blames that ID; otherwise every ID of the test.
-        named = [i for line in _error_lines(rep.longreprtext or "") for group in VIOLATED_RE.findall(line)
-                 for i in group.split(", ")]
-        blamed = sorted(set(named), key=_id_key) if named else None
-        if prev is None or prev[0] != "failed":
-            results[item.nodeid] = ("failed", blamed)
-    elif rep.skipped and prev is None:
-        results[item.nodeid] = ("skipped", None)
-    elif rep.when == "call" and rep.passed and prev is None:
-        results[item.nodeid] = ("passed", None)
-
-
-def _table(config):
-    per_id: dict[str, dict[str, list[str]]] = defaultdict(lambda: {"passed": [], "failed": [], "skipped": []})
-    for nodeid, ids in config._conformance_reqs.items():
-        outcome, blamed = config._conformance_results.get(nodeid, (None, None))
-        if outcome is None:
+        item.stash[_IDS] = sorted(set(ids))
+        if _program(config):
             continue
-        if outcome == "failed" and blamed is not None:
-            for i in blamed:
-                per_id[i]["failed"].append(nodeid)
+        lacking = [c for mark in item.iter_markers("needs") for c in mark.args if c not in caps]
+        item.stash[_LACKS] = lacking
+        if lacking:
+            item.add_marker(pytest.mark.skip(
+                reason=f"capability {', '.join(lacking)} not declared in {config.getoption('--impl')}.CAPABILITIES"))
+    # Tests that wait out a long bound first: spread over processes, they overlap the rest (LPT order).
+    items.sort(key=lambda item: -max((m.args[0] for m in item.iter_markers("waits")), default=0))
+
+
+# ---- the re-check of failures that are only about time ---------------------------------------------------
+
+
+def _timeout_types(config) -> tuple[type, ...]:
+    ws = impl(config)
+    return (ws.SyncTimeoutError,) if ws is not None else ()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A failure that is only about time is run again at tm.RECHECK times every bound.
+
+    Held at the larger scale: inconclusive (the machine was too slow for the first one).
+    Failing again: a violation, of what the second failure names."""
+    try:
+        return (yield)
+    except BaseException as first:  # noqa: BLE001 - judged, then re-raised or re-checked
+        j = judge(first, _timeout_types(pyfuncitem.config))
+        if j.kind != "timing":
+            raise
+        first_text = j.reason
+    for cleanup in pyfuncitem.stash.get(_CLEANUPS, []):
+        cleanup()
+    args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    with tm.scaled(tm.RECHECK):
+        scale = tm.SCALE
+        try:
+            pyfuncitem.obj(**args)
+        except BaseException as second:  # noqa: BLE001
+            j2 = judge(second, _timeout_types(pyfuncitem.config))
+            if j2.kind == "timing" and j2.ids:
+                raise AssertionError(f"{j2.reason.partition(': ')[2]} (missed again when re-checked at timescale "
+                                     f"{scale:g}; the first run: {first_text})") from second
+            raise
+    raise Inconclusive(f"only a bound was missed ({first_text}); re-checked at timescale {scale:g}, it held. "
+                       f"The machine was too busy for timescale {scale / tm.RECHECK:g}: re-run with "
+                       f"--conformance-timescale={tm.RECHECK:g}")
+
+
+# ---- reports ---------------------------------------------------------------------------------------
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each report carries the test's requirement IDs and, when it did not pass, its verdict.
+
+    An inconclusive failure becomes a skip with its own status (INCONCLUSIVE), so it neither
+    fails the run nor stops -x; the terminal summary lists it with its reason."""
+    rep = yield
+    rep.conformance_ids = item.stash.get(_IDS, [])
+    if rep.failed and call.excinfo is not None:
+        j = judge(call.excinfo.value, _timeout_types(item.config))
+        if j.kind == VIOLATED:
+            rep.conformance = {"outcome": VIOLATED, "blamed": list(j.ids), "reason": j.reason}
+        else:
+            reason = j.reason if j.kind == INCONCLUSIVE else f"a bound missed, not re-checked: {j.reason}"
+            rep.conformance = {"outcome": INCONCLUSIVE, "blamed": [], "reason": f"{call.when}: {reason}",
+                               "details": rep.longreprtext[-4000:]}
+            rep.outcome = "skipped"
+            rep.longrepr = (str(item.path), item.location[1] + 1, f"inconclusive: {reason}")
+    elif rep.skipped:
+        lacking = item.stash.get(_LACKS, [])
+        rep.conformance = {"outcome": NOT_IMPLEMENTED if lacking else SKIPPED, "blamed": [], "reason": _skip_reason(rep)}
+    return rep
+
+
+def _skip_reason(rep) -> str:
+    return rep.longrepr[2] if isinstance(rep.longrepr, tuple) and len(rep.longrepr) == 3 else str(rep.longrepr)
+
+
+def pytest_report_teststatus(report, config):
+    c = getattr(report, "conformance", None)
+    if c and c["outcome"] == INCONCLUSIVE:
+        return "inconclusive", "i", "INCONCLUSIVE"
+    return None
+
+
+_RANK = {PASSED: 0, SKIPPED: 1, NOT_IMPLEMENTED: 2, INCONCLUSIVE: 3, VIOLATED: 4}
+
+
+def pytest_runtest_logreport(report):
+    """Gather each test's outcome (in the controlling process, whichever process ran it)."""
+    config = _CONFIG.get("config")
+    if config is None:
+        return
+    tests = config._conformance_tests
+    c = getattr(report, "conformance", None)
+    if c is not None:
+        outcome = c["outcome"]
+    elif report.passed and report.when == "call":
+        outcome = PASSED
+    else:
+        return
+    t = tests.setdefault(report.nodeid, {"ids": list(getattr(report, "conformance_ids", [])), "outcome": None,
+                                         "blamed": [], "reason": None})
+    if t["outcome"] is None or _RANK[outcome] > _RANK[t["outcome"]]:
+        t.update(outcome=outcome, blamed=(c or {}).get("blamed", []), reason=(c or {}).get("reason"),
+                 details=(c or {}).get("details"))
+
+
+_CONFIG: dict = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    _CONFIG["config"] = session.config
+
+
+def _table(config) -> dict[str, dict]:
+    """Requirement -> its status and the tests behind it; only the blamed IDs of a violation count as violated."""
+    per_id: dict[str, dict[str, list[str]]] = defaultdict(lambda: {k: [] for k in _RANK})
+    for nodeid, t in config._conformance_tests.items():
+        if t["outcome"] == VIOLATED:
+            for i in t["blamed"]:
+                per_id[i][VIOLATED].append(nodeid)
             continue  # the test's other IDs were neither shown to hold nor to fail
-        for i in ids:
-            per_id[i][outcome].append(nodeid)
+        for i in t["ids"]:
+            per_id[i][t["outcome"]].append(nodeid)
+    if _program(config):
+        for i in _spec_ids():
+            if i not in per_id:
+                per_id[i][NOT_IMPLEMENTED].append("(needs the binding: not run for a receiver program)")
     rows = {}
     for i in sorted(per_id, key=_id_key):
         d = per_id[i]
-        status = "failed" if d["failed"] else "passed" if d["passed"] else "skipped"
-        rows[i] = {"status": status, **{k: len(v) for k, v in d.items()}, "failed_tests": d["failed"]}
+        status = next((s for s in (VIOLATED, INCONCLUSIVE, PASSED, NOT_IMPLEMENTED, SKIPPED) if d[s]), SKIPPED)
+        rows[i] = {"status": status, **{k: len(v) for k, v in d.items()}, "violated_tests": d[VIOLATED],
+                   "inconclusive_tests": d[INCONCLUSIVE]}
     return rows
+
+
+def _spec_ids() -> list[str]:
+    return sorted({m for p in SPEC_DIR.glob("*.md") for m in SPEC_ID.findall(p.read_text())}, key=_id_key)
 
 
 def _id_key(i: str):
@@ -235,48 +385,84 @@ def _id_key(i: str):
     return (head, int(num) if num.isdigit() else 0)
 
 
+def pytest_sessionfinish(session, exitstatus):
+    if hasattr(session.config, "workerinput"):
+        return
+    outcomes = {t["outcome"] for t in session.config._conformance_tests.values()}
+    if VIOLATED not in outcomes and INCONCLUSIVE in outcomes and exitstatus in (0, 1):
+        session.exitstatus = INCONCLUSIVE_EXIT
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     rows = _table(config)
     if not rows:
         return
     tr = terminalreporter
-    outside = config.getoption("--receiver-cmd")
-    if outside:
+    program = _program(config)
+    if program:
         # The subject is the receiver program; the suite's scripted sender plays the trainer.
-        tr.section(f"weightsync conformance: receiver program {outside!r}")
+        tr.section(f"weightsync conformance: receiver program {program!r}")
         tr.write_line("trainer: the suite's scripted sender (conformance/peers.py)")
+        caps: list[str] = []
     else:
         tr.section(f"weightsync conformance: {config.getoption('--impl')}")
         caps = sorted(impl(config).CAPABILITIES)
         tr.write_line(f"capabilities declared: {', '.join(caps) or '(none)'}")
-    sections: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for i, row in rows.items():
-        sections[i.split("-")[0]][row["status"]] += 1
+    m = config._conformance_measure
+    tr.write_line(f"timescale {tm.SCALE:g} (machine load {m.get('load', 0):.1f}, round trip "
+                  f"{m.get('rtt_ms', 0):.2f} ms; given {m.get('timescale_given', 1):g})")
     tr.write_line("")
-    tr.write_line(f"{'requirement':<12} {'status':<8} passed failed skipped")
-    for i, row in rows.items():
-        tr.write_line(f"{i:<12} {row['status']:<8} {row['passed']:>6} {row['failed']:>6} {row['skipped']:>7}")
+    tr.write_line(f"{'requirement':<12} {'status':<16} passed violated inconclusive not-impl skipped")
+    for i, r in rows.items():
+        tr.write_line(f"{i:<12} {r['status']:<16} {r[PASSED]:>6} {r[VIOLATED]:>8} {r[INCONCLUSIVE]:>12} "
+                      f"{r[NOT_IMPLEMENTED]:>8} {r[SKIPPED]:>7}")
+    sections: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for i, r in rows.items():
+        sections[i.split("-")[0]][r["status"]] += 1
     tr.write_line("")
     tr.write_line("per section: " + "; ".join(
         f"{s}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items())) for s, c in sorted(sections.items())
     ))
-    violated = [i for i, r in rows.items() if r["status"] == "failed"]
+    tests = config._conformance_tests
+    undecided = {n: t for n, t in tests.items() if t["outcome"] == INCONCLUSIVE}
+    if undecided:
+        tr.write_line("")
+        tr.write_line(f"inconclusive ({len(undecided)}): the suite could not decide; these say nothing against "
+                      "the implementation", yellow=True, bold=True)
+        for nodeid, t in undecided.items():
+            tr.write_line(f"  {nodeid}: {t['reason'][:400]}")
+    violated = [i for i, r in rows.items() if r["status"] == VIOLATED]
+    inconclusive = [i for i, r in rows.items() if r["status"] == INCONCLUSIVE]
+    counts = defaultdict(int)
+    for t in tests.values():
+        counts[t["outcome"]] += 1
+    tr.write_line("")
+    tr.write_line("tests: " + ", ".join(f"{counts[k]} {k}" for k in (PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED,
+                                                                      SKIPPED) if counts[k]))
     if violated:
         tr.write_line(f"requirements violated: {', '.join(violated)}", red=True, bold=True)
     else:
         tr.write_line("requirements violated: none", green=True)
+    if inconclusive:
+        tr.write_line(f"requirements inconclusive: {', '.join(inconclusive)} (exit status {INCONCLUSIVE_EXIT}; "
+                      f"re-run, or add --conformance-timescale={tm.RECHECK:g} on a busy machine)", yellow=True)
     path = config.getoption("--conformance-json")
     if path:
         with open(path, "w") as f:
             json.dump(
                 {
-                    "impl": config.getoption("--impl"),
+                    "impl": None if program else config.getoption("--impl"),
+                    "receiver_cmd": program,
                     "capabilities": caps,
                     "profile": config.getoption("--conformance-profile"),
-                    "timescale": float(os.environ.get(TIMESCALE_ENV, "1")),
+                    "timescale": tm.SCALE,
+                    "measure": m,
                     "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                    "outcomes": [PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED],
                     "requirements": rows,
+                    "tests": tests,
                     "violated": violated,
+                    "inconclusive": inconclusive,
                 },
                 f,
                 indent=2,

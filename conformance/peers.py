@@ -21,7 +21,7 @@ import time
 import msgpack
 
 from .bounds import HarnessError
-from .timing import BOUND
+from . import timing as tm
 
 LENGTH = struct.Struct(">I")
 MAX_TO_SENDER = 65536
@@ -41,6 +41,9 @@ FIELDS = {
     "Refuse": ("detail",),
 }
 ENTRY = ("name", "dtype", "shape", "device", "offset", "nbytes")
+#: Table 12-2: the dtypes of the wire and the size of one element of each, in bytes.
+ITEMSIZE = {"bool": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint8": 1, "float16": 2, "bfloat16": 2,
+            "float32": 4, "float64": 8, "complex64": 8, "complex128": 16}
 SLOTINFO = ("slot", "device", "nbytes", "ipc")
 DATA_PLANE = ("backend", "store", "prefix", "nbytes", "timeout_ms", "lease_ms")
 
@@ -128,9 +131,9 @@ class WireSocket:
         self._buf += data
         return True
 
-    def recv(self, bound: float = BOUND) -> tuple[dict, list[int]]:
+    def recv(self, bound: float | None = None) -> tuple[dict, list[int]]:
         """The next message as a dict, with the handles it lists taken in arrival order (WIRE-4)."""
-        end = time.monotonic() + bound
+        end = time.monotonic() + (tm.BOUND if bound is None else bound)
         while True:
             if len(self._buf) >= 4:
                 (n,) = LENGTH.unpack_from(self._buf)
@@ -156,7 +159,7 @@ class WireSocket:
             if left <= 0 or not self._read(left):
                 raise HarnessError(f"no frame within {bound:.1f} s")
 
-    def expect(self, kind: str, bound: float = BOUND) -> tuple[dict, list[int]]:
+    def expect(self, kind: str, bound: float | None = None) -> tuple[dict, list[int]]:
         msg, fds = self.recv(bound)
         assert msg.get("type") == kind, f"expected {kind}, got {msg}"
         return msg, fds
@@ -194,7 +197,7 @@ class ScriptedReceiver(WireSocket):
         for s, fd in zip(cpu, fds):
             self.slot_fds[s["slot"]] = fd
 
-    def handshake(self, answer: bool = True, bound: float = BOUND) -> dict:
+    def handshake(self, answer: bool = True, bound: float | None = None) -> dict:
         msg, fds = self.expect("Init", bound)
         self.take_slots(msg["slots"], fds)
         self.init = msg
@@ -202,7 +205,7 @@ class ScriptedReceiver(WireSocket):
             self.send(ready(self.rid, msg["version"]))
         return msg
 
-    def next_receive(self, bound: float = BOUND) -> dict:
+    def next_receive(self, bound: float | None = None) -> dict:
         msg, fds = self.expect("Receive", bound)
         self.take_slots(msg["new_slots"], fds)
         return msg
@@ -244,10 +247,10 @@ def parse_url(url: str) -> tuple[int, object, int, bytes]:
 class Joiner(ScriptedReceiver):
     """A process joining an implementation's listening Sender by hand, with any id and secret (RDV-3)."""
 
-    def __init__(self, url: str, rid: int | None = None, secret: bytes | None = None, bound: float = BOUND):
+    def __init__(self, url: str, rid: int | None = None, secret: bytes | None = None, bound: float | None = None):
         family, addr, url_rid, url_secret = parse_url(url)
         sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.settimeout(bound)
+        sock.settimeout(tm.BOUND if bound is None else bound)
         sock.connect(addr)
         WireSocket.__init__(self, sock, MAX_TO_RECEIVER)
         self.rid = url_rid if rid is None else rid
@@ -256,7 +259,7 @@ class Joiner(ScriptedReceiver):
         self.slot_fds = {}
         self.hello, _ = self.expect("Hello", bound)
 
-    def join(self, bound: float = BOUND) -> dict:
+    def join(self, bound: float | None = None) -> dict:
         """Sends Join; returns the answer (Welcome or Refuse), checking Welcome's proof (RDV-7)."""
         self.nonce = os.urandom(32)
         self.send({"type": "Join", "receiver": self.rid, "nonce": self.nonce,
@@ -296,8 +299,9 @@ class ScriptedSender:
     def url(self, rid: int) -> str:
         return f"unix:@{self.name}?receiver={rid}&secret={self.secret(rid).hex()}"
 
-    def accept(self, bound: float = BOUND) -> WireSocket | None:
+    def accept(self, bound: float | None = None) -> WireSocket | None:
         """Runs the sender's side of a join; the session's socket once welcomed, None once refused."""
+        bound = tm.BOUND if bound is None else bound
         if not select.select([self.sock], [], [], bound)[0]:
             raise HarnessError(f"no receiver connected within {bound:.1f} s")
         conn, _ = self.sock.accept()

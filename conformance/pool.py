@@ -3,9 +3,10 @@
 Workers are spawned once per session and reused across tests and Hypothesis
 examples; the suite talks to one with `Worker.call(cmd, ...)`, or `submit` +
 `result` when the test must do something on the sender side before the worker
-can answer (connect). Every wait for an answer is bounded: a worker that dies or
-stops answering raises `HarnessError` and is replaced. A command that failed in
-the worker raises `RemoteFailure`, carrying its `RemoteError`.
+can answer (connect). Every wait for an answer is bounded: a worker that stops
+answering raises `HarnessError` (a matter of time, re-checked), one that cannot
+start or dies raises `WorkerLost` (no verdict); either is replaced. A command
+that failed in the worker raises `RemoteFailure`, carrying its `RemoteError`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import os
 import signal
 
 from . import server
-from .bounds import HarnessError
+from .verdict import HarnessError, WorkerLost
 from .remote import RemoteError
-from .timing import BOUND, START_BOUND
+from . import timing as tm
 
 
 class Worker:
@@ -41,13 +42,18 @@ class Worker:
     def _ensure_started(self) -> None:
         if self.started:
             return
-        status, value = self._recv(START_BOUND, "start")
+        try:
+            status, value = self._recv(tm.START_BOUND, "start")
+        except HarnessError as e:
+            raise WorkerLost(f"worker {self.index} did not start within {tm.START_BOUND:.0f} s (the machine is "
+                             "too busy, or importing the implementation hangs)") from e
         if status != "ok":
             self.broken = True
-            raise HarnessError(f"worker {self.index} could not start: {value}")
+            raise WorkerLost(f"worker {self.index} could not start: {value}")
         self.started = True
 
-    def _recv(self, bound: float, what: str):
+    def _recv(self, bound: float | None, what: str):
+        bound = tm.BOUND if bound is None else bound
         try:
             ready = self.ctrl.poll(bound)
         except (OSError, EOFError):
@@ -60,25 +66,26 @@ class Worker:
         except (EOFError, OSError) as e:
             self.broken = True
             code = self.proc.exitcode
-            raise HarnessError(f"worker {self.index} died during {what!r} (exit code {code})") from e
+            raise WorkerLost(f"worker {self.index} died during {what!r} (exit code {code}): the implementation "
+                             "crashed the process, or the system killed it") from e
 
     def submit(self, cmd: str, *args, **kwargs) -> None:
         self._ensure_started()
         if self.waiting is not None:
-            raise HarnessError(f"worker {self.index}: {cmd!r} sent while {self.waiting!r} is unanswered")
+            raise WorkerLost(f"worker {self.index}: {cmd!r} sent while {self.waiting!r} is unanswered")
         try:
-            self.ctrl.send((cmd, args, kwargs))
+            self.ctrl.send((cmd, args, kwargs, tm.SCALE))
         except (OSError, EOFError) as e:
             self.broken = True
-            raise HarnessError(f"worker {self.index} is gone (exit code {self.proc.exitcode})") from e
+            raise WorkerLost(f"worker {self.index} is gone (exit code {self.proc.exitcode})") from e
         self.waiting = cmd
 
-    def result(self, bound: float = BOUND):
+    def result(self, bound: float | None = None):
         """The answer: ('ok', value) or ('err', RemoteError)."""
         what, self.waiting = self.waiting, None
         return self._recv(bound, what)
 
-    def call(self, cmd: str, *args, bound: float = BOUND, **kwargs):
+    def call(self, cmd: str, *args, bound: float | None = None, **kwargs):
         """Run a command; return its value or raise RemoteFailure carrying the RemoteError."""
         self.submit(cmd, *args, **kwargs)
         status, value = self.result(bound)
@@ -86,7 +93,7 @@ class Worker:
             raise RemoteFailure(value)
         return value
 
-    def outcome(self, cmd: str, *args, bound: float = BOUND, **kwargs):
+    def outcome(self, cmd: str, *args, bound: float | None = None, **kwargs):
         self.submit(cmd, *args, **kwargs)
         return self.result(bound)
 
@@ -94,7 +101,7 @@ class Worker:
         """SIGKILL the process and wait (bounded) until it is gone."""
         if self.proc.is_alive():
             os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.join(BOUND)
+        self.proc.join(tm.BOUND)
         self.broken = True
         self.ctrl.close()
 
@@ -106,7 +113,7 @@ class Worker:
         self.proc.join(2.0)
         if self.proc.is_alive():
             self.proc.kill()
-            self.proc.join(BOUND)
+            self.proc.join(tm.BOUND)
 
 
 class RemoteFailure(AssertionError):
@@ -116,14 +123,15 @@ class RemoteFailure(AssertionError):
 
 
 class Pool:
-    """Worker processes for a session; a spare is started early so replacing one is quick."""
+    """Worker processes for a session. After the first replacement a spare is kept started, so that
+    the next one is quick; a session that never replaces a worker never starts one."""
 
     def __init__(self, impl: str, size: int):
         self.impl = impl
         self.ctx = mp.get_context("spawn")
         self._count = 0
         self.workers = [self._new() for _ in range(size)]
-        self.spare = self._new()
+        self.spare: Worker | None = None
 
     def _new(self) -> Worker:
         self._count += 1
@@ -139,7 +147,7 @@ class Pool:
             else:
                 try:
                     w.call("discard")
-                except (HarnessError, RemoteFailure):
+                except (HarnessError, WorkerLost, RemoteFailure):
                     w = self.replace(w)
             out.append(w)
         return out
@@ -149,14 +157,17 @@ class Pool:
         if w.proc.is_alive():
             w.kill()
         i = self.workers.index(w) if w in self.workers else None
-        new, self.spare = self.spare, self._new()
+        new, self.spare = self.spare or self._new(), self._new()
         if i is not None:
             self.workers[i] = new
         return new
 
     def pids(self) -> set[int]:
-        return {w.pid for w in [*self.workers, self.spare]}
+        return {w.pid for w in self._all()}
+
+    def _all(self) -> list[Worker]:
+        return [*self.workers, *([self.spare] if self.spare is not None else [])]
 
     def close(self) -> None:
-        for w in [*self.workers, self.spare]:
+        for w in self._all():
             w.stop()

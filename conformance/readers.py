@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 
 from .remote import describe_error
-from .timing import BOUND
+from . import timing as tm
 
 
 class ReaderCommands:
@@ -35,7 +35,7 @@ class ReaderCommands:
         self.hold_release.set()
         for t in (*self.readers, self.holder):
             if t is not None:
-                t.join(BOUND)
+                t.join(tm.BOUND)
         self.holder = None
         self.readers = []
 
@@ -75,9 +75,9 @@ class ReaderCommands:
     def do_reader_stop(self):
         self.reader_stop.set()
         for t in self.readers:
-            t.join(BOUND)
+            t.join(tm.BOUND)
             if t.is_alive():
-                self.reader_errors.append(f"reader still blocked in reading() after {BOUND} s")
+                self.reader_errors.append(f"reader still blocked in reading() after {tm.BOUND} s")
         self.readers = []
         return {"observed": list(self.observed.items()), "errors": list(self.reader_errors), "reads": self.reads}
 
@@ -98,7 +98,7 @@ class ReaderCommands:
             with self.rx.reading():
                 before = (self.rx.version, digest(describe(self.rx.weights)))
                 entered.set()
-                self.hold_release.wait(BOUND * 4 if seconds is None else seconds)
+                self.hold_release.wait(tm.BOUND * 4 if seconds is None else seconds)
                 self.held = (before, (self.rx.version, digest(describe(self.rx.weights))))
             try:
                 with self.rx.reading():
@@ -108,20 +108,20 @@ class ReaderCommands:
 
         self.holder = threading.Thread(target=hold, name="conformance-holder", daemon=True)
         self.holder.start()
-        if not entered.wait(BOUND):
+        if not entered.wait(tm.BOUND):
             raise TimeoutError("reading() did not open within the bound")
         return None
 
     def do_held(self):
         """What the last hold saw on entering and on leaving its reading() block (CONS-1)."""
         if self.holder is not None:
-            self.holder.join(BOUND)
+            self.holder.join(tm.BOUND)
         return self.held
 
     def do_release(self, snapshot=False):
         self.hold_release.set()
         if self.holder is not None:
-            self.holder.join(BOUND)
+            self.holder.join(tm.BOUND)
             if self.holder.is_alive():
                 raise TimeoutError("the holder could not re-enter reading() within the bound")
         self.holder = None
@@ -147,22 +147,22 @@ class ReaderCommands:
         def hold():
             with self.rx.reading():
                 entered.set()
-                release.wait(BOUND * 2)
+                release.wait(tm.BOUND * 2)
 
         holder = threading.Thread(target=hold, daemon=True)
         holder.start()
         out = {}
         try:
-            if not entered.wait(BOUND):
+            if not entered.wait(tm.BOUND):
                 raise TimeoutError("reading() did not open within the bound")
             t0 = time.monotonic()
             out["poll"] = self.rx.poll(timeout)
             out["poll_s"] = time.monotonic() - t0
             polled = {}
-            poller = threading.Thread(target=lambda: polled.update(v=self.rx.poll(BOUND * 2)), daemon=True)
+            poller = threading.Thread(target=lambda: polled.update(v=self.rx.poll(tm.BOUND * 2)), daemon=True)
             poller.start()
             out["reading"] = "never waited"
-            end = time.monotonic() + BOUND
+            end = time.monotonic() + tm.BOUND
             while time.monotonic() < end:
                 t0 = time.monotonic()
                 try:
@@ -177,8 +177,8 @@ class ReaderCommands:
                 time.sleep(early)
         finally:
             release.set()
-            holder.join(BOUND)
-        poller.join(BOUND)
+            holder.join(tm.BOUND)
+        poller.join(tm.BOUND)
         out["then"] = polled.get("v")
         return out
 

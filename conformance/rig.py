@@ -10,10 +10,15 @@ from __future__ import annotations
 import os
 import time
 
+from . import timing as tm
 from .bounds import HarnessError, bounded
 from .model import LIVE, Model, describe
+from .names import RECEIVER_ERRORS
 from .pool import RemoteFailure
-from .timing import EARLY, REACTION, SHORT, SLACK, TIMED, T
+from .verdict import TooSlow, in_time
+
+#: What `.causes` may say of a receiver (SEND-7).
+CAUSES = ("error", "violation", "died", "timeout")
 
 
 def spec_of(weights: dict) -> list:
@@ -76,21 +81,32 @@ class Rig:
         self.workers[i].call("open", h, self.modes[i], self.zero_copy[i], self.targets[i])
         self.model.peers[i].local = "new"
 
-    def connect(self, ids, timeout: float = T, handles=None):
-        """Handshake with `ids` on both sides; checks INIT-4 and LIFE-1 for each."""
+    def connect(self, ids, timeout: float | None = None, handles=None):
+        """Handshake with `ids` on both sides; checks INIT-4 and LIFE-1 for each.
+
+        Both sides must complete within the timeout: a timeout of either is a matter of time
+        (TooSlow, re-checked at a larger timescale), any other error a violation of INIT-4."""
         ids = list(ids)
+        timeout = tm.T if timeout is None else timeout
         for i in ids:
             self.open(i, (handles or {}).get(i))
             self.workers[i].submit("connect", timeout)
         err = None
         try:
-            bounded(self.sender.connect, timeout, workers=ids, limit=timeout + SLACK, what="sender.connect")
-        except Exception as e:  # noqa: BLE001 - re-raised once the workers answered
+            bounded(self.sender.connect, timeout, workers=ids, limit=timeout + tm.SLACK, what="sender.connect")
+        except BaseException as e:  # noqa: BLE001 - judged once the workers answered
             err = e
-        outs = {i: self.workers[i].result(timeout + SLACK) for i in ids}
+        outs = {i: self.workers[i].result(timeout + tm.SLACK) for i in ids}
+        if isinstance(err, self.ws.SyncTimeoutError):
+            raise TooSlow(f"INIT-4 violated: sender.connect({timeout:.1f}) of healthy receivers {ids} timed out: {err}")
+        if isinstance(err, Exception):
+            raise AssertionError(f"INIT-4 violated: sender.connect of healthy receivers {ids} raised "
+                                 f"{type(err).__name__}: {err}") from err
         if err is not None:
             raise err
         for i, (status, value) in outs.items():
+            if status != "ok" and value.isa("SyncTimeoutError"):
+                raise TooSlow(f"INIT-4 violated: receiver {i}: connect({timeout:.1f}) timed out: {value}")
             assert status == "ok", f"INIT-4 violated: receiver {i}: connect() raised {value}"
             assert value == self.model.version, (
                 f"LIFE-1 violated: receiver {i} connected at version {value}; the latest published is {self.model.version}"
@@ -98,7 +114,7 @@ class Rig:
             self.model.connected(i, value, self.modes[i])
         return {i: v for i, (_, v) in outs.items()}
 
-    def restart(self, i: int, timeout: float = T):
+    def restart(self, i: int, timeout: float | None = None):
         """A new process for receiver i after it failed or is gone (LIFE-2)."""
         w = self.workers[i]
         if w.broken or not w.proc.is_alive():
@@ -107,16 +123,14 @@ class Rig:
         if self.listen:  # a new process joins with the same URL (RDV-5)
             return self.connect([i], timeout)
         # The sender learns that i is gone from its end of channel (CON-1); give that a moment.
-        deadline = time.monotonic() + SLACK
+        deadline = time.monotonic() + tm.SLACK
         while True:
             try:
                 handle = self.sender.handle(i)
                 break
             except self.ws.ProtocolError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(
-                        f"LIFE-2 violated: handle({i}) still refused {SLACK} s after receiver {i} went away"
-                    ) from None
+                in_time(time.monotonic() <= deadline,
+                        f"LIFE-2 violated: handle({i}) still refused {tm.SLACK} s after receiver {i} went away")
                 time.sleep(0.05)
         return self.connect([i], timeout, handles={i: handle})
 
@@ -125,13 +139,17 @@ class Rig:
     def targets_of(self, workers) -> list[int]:
         return list(range(self.n)) if workers is None else list(workers)
 
-    def send(self, weights=None, workers=None, timeout: float = T) -> int:
+    def send(self, weights=None, workers=None, timeout: float | None = None) -> int:
         """A sync send expected to succeed (SEND-1); the model records the acks."""
         desc = describe(self.weights if weights is None else weights)
+        timeout = tm.T if timeout is None else timeout
         try:
-            v = bounded(self.sender.send, weights, workers=workers, timeout=timeout, limit=timeout + SLACK, what="send")
-        except HarnessError:
-            raise
+            v = bounded(self.sender.send, weights, workers=workers, timeout=timeout, limit=timeout + tm.SLACK, what="send")
+        except HarnessError as e:
+            raise TooSlow(f"SEND-2 violated: {e}") from None
+        except self.ws.SyncTimeoutError as e:
+            raise TooSlow(f"SEND-1 violated: send to {self.targets_of(workers)} (all connected and healthy) timed "
+                          f"out after {timeout:.1f} s: {e}") from None
         except Exception as e:
             raise AssertionError(
                 f"SEND-1, ACK-1 violated: send to {self.targets_of(workers)} (all connected and healthy) raised "
@@ -146,10 +164,20 @@ class Rig:
         assert self.sender.version == v, f"VER-1 violated: sender.version is {self.sender.version} after send returned {v}"
         return v
 
-    def send_async(self, weights=None, workers=None, timeout: float = T):
+    def send_async(self, weights=None, workers=None, timeout: float | None = None):
         desc = describe(self.weights if weights is None else weights)
-        f = bounded(self.sender.send_async, weights, workers=workers, timeout=timeout, limit=timeout + SLACK,
-                    what="send_async")
+        timeout = tm.T if timeout is None else timeout
+        try:
+            f = bounded(self.sender.send_async, weights, workers=workers, timeout=timeout, limit=timeout + tm.SLACK,
+                        what="send_async")
+        except HarnessError as e:
+            raise TooSlow(f"SEND-5 violated: {e}") from None
+        except self.ws.SyncTimeoutError as e:
+            raise TooSlow(f"SLOT-3 violated: send_async to {self.targets_of(workers)} found no free slot in "
+                          f"{timeout:.1f} s with every earlier version answered: {e}") from None
+        except Exception as e:
+            raise AssertionError(f"SEND-5 violated: send_async to {self.targets_of(workers)} (all connected and "
+                                 f"healthy) raised {type(e).__name__}: {e}") from e
         v = self.model.publish(desc, self.targets_of(workers))
         assert f.version == v, f"VER-1 violated: send_async published version {f.version}, expected {v}"
         assert self.sender.version == v, (
@@ -158,13 +186,26 @@ class Rig:
         return f
 
     def poll(self, i: int, timeout: float = 0.0):
-        v = self.workers[i].call("poll", timeout)
+        v = self.workers[i].call("poll", timeout, bound=timeout + tm.BOUND)
         p = self.model.peers[i]
         if v is not None:
             assert v in p.pending, (
                 f"ACK-1 violated: receiver {i}'s poll() applied version {v}; pending for it: {sorted(p.pending)}"
             )
             self.model.acked(i, v)
+        return v
+
+    def polled(self, i: int, expected: int, ids: str, timeout: float | None = None) -> int:
+        """Receiver i's poll(timeout) applies `expected` (the newest pending version). Nothing
+        arriving within the timeout is a matter of time; anything else a violation of `ids`."""
+        timeout = tm.T if timeout is None else timeout
+        try:
+            v = self.poll(i, timeout)
+        except RemoteFailure as e:
+            raise AssertionError(f"{ids} violated: receiver {i}'s poll({timeout:.1f}) raised {e.error}") from None
+        in_time(v is not None, f"{ids} violated: receiver {i}'s poll({timeout:.1f}) found nothing; version "
+                               f"{expected} was sent to it")
+        assert v == expected, f"{ids} violated: receiver {i}'s poll() applied {v}, expected {expected}"
         return v
 
     # ---- checking -----------------------------------------------------------------
@@ -181,36 +222,107 @@ class Rig:
 
     def teardown(self) -> None:
         try:
-            bounded(self.sender.close, limit=REACTION + SLACK, what="sender.close() in the rig's teardown")
+            bounded(self.sender.close, limit=tm.REACTION + tm.SLACK, what="sender.close() in the rig's teardown")
         except HarnessError as e:
-            raise AssertionError(f"LIFE-4 violated (API-7): {e}") from None
+            raise TooSlow(f"LIFE-4 violated (API-7): {e}") from None
         except Exception:  # noqa: BLE001 - a test already reported what went wrong
             pass
         for w in self.workers:
             if not w.broken and w.waiting is not None:
                 try:
-                    w.result(T)
+                    w.result(tm.T)
                 except HarnessError:
                     pass
 
 
-def expect_error(ws, cls: str, fn, *args, ids: str, what: str, limit: float = T + SLACK, naming=None, **kwargs):
-    """Run fn; it must raise ws.<cls> within `limit` s, naming the receivers `naming` if given. Returns the error."""
+def expect_error(ws, cls: str, fn, *args, ids: str, what: str, limit: float | None = None, naming=None, **kwargs):
+    """Run fn; it must raise ws.<cls> within `limit` s, naming the receivers `naming` if given. Returns the error.
+
+    Raising late, or a SyncTimeoutError where another error was due (its cause came after
+    the timeout), is a matter of time (TooSlow); every receiver error is checked with
+    `check_receiver_error` (API-4)."""
+    limit = tm.T + tm.SLACK if limit is None else limit
     t0 = time.monotonic()
     try:
         value = bounded(fn, *args, limit=limit, what=what, **kwargs)
     except HarnessError as e:
-        raise AssertionError(f"{ids} violated: {e}") from None
+        raise TooSlow(f"{ids} violated: {e}") from None
     except getattr(ws, cls) as e:
         elapsed = time.monotonic() - t0
-        assert elapsed <= limit, f"{ids} violated: {what} raised {cls} only after {elapsed:.1f} s"
+        in_time(elapsed <= limit, f"{ids} violated: {what} raised {cls} only after {elapsed:.1f} s")
+        check_receiver_error(ws, e, what)
         if naming is not None:
-            got = sorted(getattr(e, "workers", []) or [])
+            got = list(getattr(e, "workers", []) or [])
             assert got == sorted(naming), f"{ids} violated: {what} raised {cls} naming receivers {got}, expected {sorted(naming)}"
         return e
     except Exception as e:  # noqa: BLE001
+        if isinstance(e, ws.SyncTimeoutError):
+            raise TooSlow(f"{ids} violated: {what} timed out ({e}); expected {cls} before its timeout") from None
         raise AssertionError(f"{ids} violated: {what} raised {type(e).__name__}: {e}; expected {cls}") from None
     raise AssertionError(f"{ids} violated: {what} returned {value!r}; expected it to raise {cls}")
+
+
+def waited(future, ids: str, *, timeout: float | None = None, version: int | None = None,
+           what: str = "future.wait()") -> int:
+    """future.wait(timeout) returns `version` (the future's own by default) within its timeout (SEND-5).
+
+    A SyncTimeoutError (a TimeoutError, API-4) is a matter of time; any other error, or
+    another value, a violation of `ids`."""
+    timeout = tm.T if timeout is None else timeout
+    want = future.version if version is None else version
+    try:
+        v = bounded(future.wait, timeout, limit=timeout + tm.SLACK, what=what)
+    except HarnessError as e:
+        raise TooSlow(f"{ids} violated: {e}") from None
+    except TimeoutError as e:
+        raise TooSlow(f"{ids} violated: {what} timed out after {timeout:.1f} s: {e}") from None
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"{ids} violated: {what} raised {type(e).__name__}: {e}; expected {want}") from None
+    assert v == want, f"{ids} violated: {what} returned {v!r}, expected {want}"
+    return v
+
+
+def check_receiver_error(ws, e, what: str) -> list[int]:
+    """The fields every receiver error carries (API-4, SEND-7): `.workers` sorted distinct ids,
+    `.version` an int or None, `.details` and `.causes` for exactly the named receivers, each
+    cause one of four and the error an instance of each cause's class. Returns `.workers`."""
+    if not any(isinstance(e, getattr(ws, c)) for c in RECEIVER_ERRORS):
+        return []
+    got = getattr(e, "workers", None)
+    assert isinstance(got, list) and got and all(type(i) is int for i in got) and got == sorted(set(got)), (
+        f"API-4 violated: {what}: {type(e).__name__}.workers is {got!r}; a list of distinct receiver ids in "
+        "ascending order"
+    )
+    version = getattr(e, "version", "missing")
+    assert version is None or type(version) is int, f"API-4 violated: {what}: .version is {version!r}"
+    details = getattr(e, "details", None)
+    assert isinstance(details, dict) and set(details) <= set(got) and all(isinstance(v, str) for v in details.values()), (
+        f"API-4 violated: {what}: .details {details!r} must map named receivers to text"
+    )
+    causes = getattr(e, "causes", None)
+    assert isinstance(causes, dict) and set(causes) == set(got) and set(causes.values()) <= set(CAUSES), (
+        f"SEND-7 violated: {what}: .causes {causes!r} must give each named receiver {got} one of {CAUSES}"
+    )
+    for kind in set(causes.values()):
+        want = CAUSE_CLASS[kind]
+        assert isinstance(e, getattr(ws, want)), (
+            f"SEND-7 violated: {what}: a receiver failed with cause {kind!r}, but the error is no {want}"
+        )
+    return got
+
+
+#: The class an error must be an instance of for each cause it names (SEND-7).
+CAUSE_CLASS = {"error": "ReceiverError", "violation": "ReceiverError", "died": "ReceiverDiedError",
+               "timeout": "SyncTimeoutError"}
+
+
+def expect_remote_ok(outcome, *, ids: str, what: str):
+    """A worker's (status, value) answer must be a value; a SyncTimeoutError is a matter of time."""
+    status, value = outcome
+    if status != "ok" and value.isa("SyncTimeoutError"):
+        raise TooSlow(f"{ids} violated: {what} timed out: {value}")
+    assert status == "ok", f"{ids} violated: {what} raised {value}"
+    return value
 
 
 def expect_remote_error(outcome, ws_cls: str, *, ids: str, what: str):
@@ -221,4 +333,4 @@ def expect_remote_error(outcome, ws_cls: str, *, ids: str, what: str):
     return value
 
 
-__all__ = ["Rig", "T", "SHORT", "SLACK", "TIMED", "EARLY", "expect_error", "expect_remote_error", "RemoteFailure", "spec_of"]
+__all__ = ["Rig", "check_receiver_error", "expect_error", "expect_remote_ok", "waited", "expect_remote_error", "RemoteFailure", "spec_of"]

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 
+from . import timing as tm
 from .probes import shm_state
 from .readers import ReaderCommands
 from .remote import RemoteError, describe_error
@@ -323,9 +324,10 @@ def main(impl: str, ctrl) -> None:
     ctrl.send(("ok", os.getpid()))
     while True:
         try:
-            cmd, args, kwargs = ctrl.recv()
+            cmd, args, kwargs, scale = ctrl.recv()
         except (EOFError, OSError):
             os._exit(0)
+        tm.set_scale(scale)  # the suite's current timescale (a re-check raises it)
         try:
             reply = ("ok", getattr(server, "do_" + cmd)(*args, **kwargs))
         except BaseException as e:  # noqa: BLE001 - every failure goes back to the suite

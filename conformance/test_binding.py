@@ -9,7 +9,8 @@ import torch
 
 from . import strategies as S
 from .conftest import KNOWN_CAPABILITIES
-from .rig import T, expect_error
+from .rig import expect_error, waited
+from . import timing as tm
 
 
 def basic(seed=0):
@@ -19,7 +20,7 @@ def basic(seed=0):
 @pytest.mark.req("API-4")
 def test_error_hierarchy(ws):
     base = ws.WeightSyncError
-    assert issubclass(base, Exception)
+    assert issubclass(base, Exception), "API-4 violated: WeightSyncError is not an Exception"
     for name in ("SyncTimeoutError", "ReceiverError", "ReceiverDiedError", "ProtocolError", "ClosedError",
                  "WeightsMismatchError"):
         assert issubclass(getattr(ws, name), base), f"API-4 violated: {name} is not a WeightSyncError"
@@ -41,10 +42,10 @@ def test_sender_signature_and_context_manager(ws):
     for kw in ("devices", "ctx", "max_slots"):
         assert kw in params and params[kw].kind is inspect.Parameter.KEYWORD_ONLY, f"API-1 violated: Sender has no keyword-only {kw}"
     with ws.Sender(basic(0), 1, ctx=mp.get_context("spawn"), max_slots=4) as s:
-        assert s.version == 0
+        assert s.version == 0, f"VER-1 violated: a new sender's version is {s.version}"
         for name in ("handle", "connect", "send", "send_async", "close"):
             assert callable(getattr(s, name, None)), f"API-2 violated: Sender has no {name}()"
-    expect_error(ws, "ClosedError", s.send, timeout=T, ids="API-2", what="send after the with block closed the sender")
+    expect_error(ws, "ClosedError", s.send, timeout=tm.T, ids="API-2", what="send after the with block closed the sender")
 
 
 @pytest.mark.req("API-1")
@@ -52,7 +53,7 @@ def test_sender_signature_and_context_manager(ws):
 def test_sender_from_module(ws):
     m = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2))
     with ws.Sender(m, 1) as s:
-        assert s.version == 0
+        assert s.version == 0, f"VER-1 violated: a new sender's version is {s.version}"
 
 
 @pytest.mark.req("API-1", "BAD-1")
@@ -62,7 +63,7 @@ def test_sender_from_tensordict(ws):
 
     td = TensorDict({"a": torch.zeros(3), "n": {"b": torch.ones(2, dtype=torch.int64)}}, batch_size=[])
     with ws.Sender(td, 1) as s:
-        assert s.version == 0
+        assert s.version == 0, f"VER-1 violated: a new sender's version is {s.version}"
 
 
 @pytest.mark.req("API-3", "API-2")
@@ -74,7 +75,8 @@ def test_receiver_weights_are_a_read_only_mapping(rigs):
     assert out["read_only"], "API-3 violated: receiver.weights accepts item assignment"
     f = rig.send_async(basic(1))
     assert f.workers == [0] and f.version == 1, f"API-2 violated: future.workers={f.workers}, version={f.version}"
-    assert f.wait(T) == 1 and f.done()
+    waited(f, "API-2")
+    assert f.done(), "API-2 violated: future.done() is False after wait() returned"
 
 
 @pytest.mark.req("API-6")
@@ -86,7 +88,7 @@ def test_logs_through_logging_and_prints_nothing(rigs, ws, capfd, caplog):
     rig.workers[1].call("fault", "raise")
     for k in (2, 3):  # an error in apply, then a dead receiver: what matters here is what gets printed
         try:
-            rig.sender.send(basic(k), timeout=T)
+            rig.sender.send(basic(k), timeout=tm.T)
         except ws.WeightSyncError:
             pass
         rig.workers[1].kill()

@@ -11,7 +11,8 @@ import torch
 
 from . import strategies as S
 from .model import describe
-from .rig import T, Rig, expect_error
+from .rig import Rig, expect_error
+from . import timing as tm
 
 pytestmark = [pytest.mark.needs("cuda", "push")]
 
@@ -61,8 +62,8 @@ def test_dead_receiver_and_close_release_device_memory(ws, pool, capfd):
     rig = Rig(ws, pool, basic(0, "cuda:0"), 2, devices=["cuda:0"] * 2, targets=None)
     rig.send(basic(1, "cuda:0"))
     rig.workers[1].kill()
-    expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(2, "cuda:0"), timeout=T, ids="CUDA-4",
-                 what="send after a CUDA receiver was killed", naming=[1], limit=T)
+    expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(2, "cuda:0"), timeout=tm.T, ids="CUDA-4",
+                 what="send after a CUDA receiver was killed", naming=[1], limit=tm.T)
     rig.sender.close()
     rig.workers[0].call("discard")
     del rig
@@ -82,18 +83,18 @@ def test_receiver_in_the_senders_process(ws):
         def run():
             try:
                 r = ws.Receiver(h)
-                box["version"] = r.connect(T)
+                box["version"] = r.connect(tm.T)
                 box["receiver"] = r
             except Exception as e:  # noqa: BLE001
                 box["error"] = e
 
         t = threading.Thread(target=run, daemon=True)
         t.start()
-        s.connect(T)
-        t.join(T)
+        s.connect(tm.T)
+        t.join(tm.T)
         assert "error" not in box, f"CUDA-5 violated: a receiver in the sender's process failed: {box['error']!r}"
         r = box["receiver"]
-        s.send(basic(1, "cuda:0"), timeout=T)
+        s.send(basic(1, "cuda:0"), timeout=tm.T)
         with r.reading():
             got = describe(r.weights)
         assert got == describe(basic(1)), "CUDA-5 violated: an in-process receiver does not hold the version sent"

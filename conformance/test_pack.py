@@ -7,8 +7,9 @@ import threading
 import pytest
 import torch
 
-from .rig import T, expect_error
-from .timing import SLACK
+from . import timing as tm
+from .rig import expect_error
+from .verdict import TooSlow, in_time
 
 pytestmark = pytest.mark.needs("pack")
 
@@ -45,12 +46,25 @@ def pair(ws, weights, target):
     sender = ws.Sender(weights, 1)
     receiver = ws.Receiver(sender.handle(0), target)
     box = {}
-    t = threading.Thread(target=lambda: box.update(v=receiver.connect(T)), daemon=True)
+    t = threading.Thread(target=lambda: box.update(v=receiver.connect(tm.T)), daemon=True)
     t.start()
-    sender.connect(T)
-    t.join(T + SLACK)
-    assert box.get("v") == 0, "INIT-5 violated: the receiver did not connect at version 0"
+    try:
+        sender.connect(tm.T)
+    except ws.SyncTimeoutError as e:
+        raise TooSlow(f"INIT-4 violated: sender.connect of a healthy receiver timed out: {e}") from None
+    t.join(tm.T + tm.SLACK)
+    in_time("v" in box, f"INIT-4 violated: receiver.connect did not return within {tm.T + tm.SLACK:.0f} s")
+    assert box.get("v") == 0, "INIT-4 violated: the receiver did not connect at version 0"
     return sender, receiver
+
+
+def sent(ws, sender, version: int, *args, **kwargs) -> None:
+    """sender.send(...) to a healthy receiver returns `version` (SEND-1); a timeout is a matter of time."""
+    try:
+        got = sender.send(*args, timeout=tm.T, **kwargs)
+    except ws.SyncTimeoutError as e:
+        raise TooSlow(f"SEND-1 violated: a send to a healthy receiver timed out: {e}") from None
+    assert got == version, f"VER-1 violated: send returned {got}, expected {version}"
 
 
 @pytest.mark.req("API-8")
@@ -67,8 +81,12 @@ def test_pack_keeps_every_object_and_value_and_views_one_buffer(ws):
     assert isinstance(net.b, torch.nn.Parameter), "API-8 violated: a parameter stopped being a Parameter"
     storages = {t.untyped_storage().data_ptr() for t in packed.values()}
     assert len(storages) == 1, f"API-8 violated: the packed tensors view {len(storages)} buffers, not one"
-    with pytest.raises(TypeError):
-        packed["b"] = torch.zeros(7)  # a read-only mapping
+    try:
+        packed["b"] = torch.zeros(7)
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("API-8 violated: the Packed mapping accepts item assignment; it is read-only")
 
 
 @pytest.mark.req("API-8", "ACK-3")
@@ -86,7 +104,7 @@ def test_packed_weights_deliver_what_unpacked_ones_would(ws):
             opt.step()  # in place: into the buffer
             with torch.no_grad():
                 net.steps.add_(1)
-            assert sender.send(timeout=T) == v
+            sent(ws, sender, v)
             want = state(net)
             got = state(target)
             for name, t in want.items():
@@ -94,7 +112,7 @@ def test_packed_weights_deliver_what_unpacked_ones_would(ws):
         # the weights of one send may be the Packed too, or the plain module it came from
         with torch.no_grad():
             net.b.mul_(2)
-        assert sender.send(net, timeout=T) == 4
+        sent(ws, sender, 4, net)
         assert same_bytes(state(target)["b"], net.b), "API-8 violated: a send of the packed module's object"
     finally:
         sender.close()
@@ -111,7 +129,7 @@ def test_a_tensor_that_left_the_buffer_is_refused_before_any_byte_changes(ws, ho
     try:
         with torch.no_grad():
             net.b.add_(1)
-        assert sender.send(timeout=T) == 1
+        sent(ws, sender, 1)
         held = state(target)
         if how == "data replaced":
             net.b.data = torch.full_like(net.b, 9.0)
@@ -120,14 +138,14 @@ def test_a_tensor_that_left_the_buffer_is_refused_before_any_byte_changes(ws, ho
         with torch.no_grad():
             net.a.bias.add_(1)  # in the buffer still: must not reach anyone either
         name = "b" if how == "data replaced" else "steps"
-        e = expect_error(ws, "WeightsMismatchError", sender.send, timeout=T, ids="API-8, BAD-2",
+        e = expect_error(ws, "WeightsMismatchError", sender.send, timeout=tm.T, ids="API-8, BAD-2",
                          what=f"a send after {name!r} was {how}")
         assert repr(name) in str(e) or f"'{name}'" in str(e) or name in str(e).split(), (
             f"BAD-2 violated: the error does not name {name!r}: {e}")
         assert sender.version == 1, f"BAD-4 violated: the refused send moved the version to {sender.version}"
         for k, t in state(target).items():
             assert same_bytes(t, held[k]), f"BAD-4 violated: the receiver's {k!r} changed after a refused send"
-        assert receiver.version == 1
+        assert receiver.version == 1, f"BAD-4 violated: the receiver's version is {receiver.version} after a refused send"
     finally:
         sender.close()
         receiver.close()
@@ -138,8 +156,12 @@ def test_tied_tensors_are_refused_and_nothing_moves(ws):
     t = torch.arange(4.0)
     weights = {"x": t, "y": t}
     ptr = t.data_ptr()
-    with pytest.raises(ValueError):
+    try:
         ws.pack(weights)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("API-8 violated: pack() accepted two names for one tensor")
     assert t.data_ptr() == ptr, "API-8 violated: a refused pack() moved a tensor"
 
 
@@ -152,7 +174,7 @@ def test_a_packed_target_receives_into_its_buffer(ws):
     try:
         with torch.no_grad():
             net.b.add_(3)
-        assert sender.send(timeout=T) == 1
+        sent(ws, sender, 1)
         for name, t in state(net).items():
             assert same_bytes(packed_target[name], t), f"API-8, ACK-3 violated: the packed target's {name!r} differs"
             assert same_bytes(target.state_dict()[name], t), f"API-8 violated: the module does not show {name!r}"

@@ -5,7 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from . import strategies as S
-from .rig import SHORT, SLACK, T, expect_error
+from . import timing as tm
+from .rig import expect_error, waited
 
 
 def basic(seed=0):
@@ -58,16 +59,15 @@ def test_pull_newest_wins_and_answers_older(rigs):
     f2 = rig.send_async(basic(2))
     assert not f1.done() and not f2.done(), "SEND-5 violated: futures report done before any ack"
     rig.check()  # pull mode: nothing applied before poll (CONS-3)
-    got = rig.poll(0)
+    got = rig.poll(0, tm.T)
     assert got in (1, 2), f"ACK-1 violated: poll() returned {got}, expected 1 or 2"
     if got == 1:
-        got = rig.poll(0)
-        assert got == 2, f"ACK-1 violated: second poll() returned {got}, expected 2"
+        rig.polled(0, 2, "ACK-1")
     rig.check()
     # ACK-2: the ack of 2 answers the Receive of 1 as well; matched by version (VER-4).
-    assert f1.wait(T) == 1, "ACK-2 violated: waiting on version 1 after version 2 was acked"
-    assert f2.wait(T) == 2
-    assert f1.done() and f2.done()
+    waited(f1, "ACK-2", what="wait() on version 1 after version 2 was acked")
+    waited(f2, "ACK-2")
+    assert f1.done() and f2.done(), "SEND-5 violated: futures not done() after wait() returned"
     assert rig.poll(0) is None, "ACK-1 violated: poll() applied something with nothing pending"
 
 
@@ -76,21 +76,21 @@ def test_pull_newest_wins_and_answers_older(rigs):
 def test_wait_times_out_and_can_wait_again(rigs, ws):
     rig = rigs(basic(0), 1, modes=["pull"])
     f = rig.send_async(basic(1))
-    e = expect_error(ws, "SyncTimeoutError", f.wait, SHORT, ids="SEND-5", what="wait() with no poll", naming=[0],
-                     limit=SHORT + SLACK)
+    e = expect_error(ws, "SyncTimeoutError", f.wait, tm.SHORT, ids="SEND-5", what="wait() with no poll", naming=[0],
+                     limit=tm.SHORT + tm.SLACK)
     assert e.version == 1, f"SEND-2 violated: SyncTimeoutError carries version {e.version}, expected 1"
     assert isinstance(e, TimeoutError), "API-4 violated: SyncTimeoutError is not a TimeoutError"
-    rig.poll(0)
-    assert f.wait(T) == 1, "SEND-5 violated: wait() after a timeout did not return the version once acked"
+    rig.polled(0, 1, "SEND-5")
+    waited(f, "SEND-5", what="wait() after a timeout, once acked")
 
 
 @pytest.mark.req("VER-4", "ACK-4", "ACK-3")
 @pytest.mark.needs("push")
 def test_ack_only_after_apply(rigs):
-    """Applying is made slow (the target mapping pauses): the ack must still come after it (ACK-4)."""
+    """Applying is made slow (the target mapping pauses a second): the ack must still come after it (ACK-4)."""
     rig = rigs(basic(0), 1)
-    rig.workers[0].call("fault", ("slow", 3.0))
-    v = rig.send(basic(1), timeout=T)
+    rig.workers[0].call("fault", ("slow", 1.0 * tm.SCALE))
+    v = rig.send(basic(1), timeout=tm.T)
     seen = rig.workers[0].call("peek")
     assert seen == v, f"ACK-4 violated: send returned version {v} (acked) but receiver 0 still reports version {seen}"
     rig.workers[0].call("fault", None)
@@ -103,7 +103,7 @@ def test_async_sends_settle_in_order(rigs):
     rig = rigs(basic(0), 2)
     futures = [rig.send_async(basic(k)) for k in range(1, 5)]
     for f in futures:
-        assert f.wait(T) == f.version
+        waited(f, "SEND-5")
     for i in range(2):
         rig.model.acked(i, futures[-1].version)
     rig.check()
@@ -115,17 +115,17 @@ def test_bounded_slots_time_out_without_publishing(rigs, ws):
     rig = rigs(basic(0), 1, modes=["pull"], max_slots=2)
     rig.send_async(basic(1))
     rig.send_async(basic(2))  # two slots: the one of version 0 is free again (SLOT-1)
-    e = expect_error(ws, "SyncTimeoutError", rig.sender.send_async, basic(3), timeout=SHORT, ids="SLOT-3",
-                     what="send_async with every slot in use", limit=SHORT + SLACK)
+    e = expect_error(ws, "SyncTimeoutError", rig.sender.send_async, basic(3), timeout=tm.SHORT, ids="SLOT-3",
+                     what="send_async with every slot in use", limit=tm.SHORT + tm.SLACK)
     assert 0 in e.workers, f"SLOT-3 violated: the timeout names {e.workers}, not receiver 0 that holds the slots"
     assert e.version is None, f"SLOT-3 violated: a send that published nothing raised with version {e.version}, not None"
     assert rig.sender.version == 2, f"VER-2 violated: a send that timed out waiting for a slot left version {rig.sender.version}"
-    assert rig.poll(0) in (1, 2)
+    got = rig.poll(0, tm.T)
+    assert got in (1, 2), f"ACK-2 violated: poll() gave {got}; versions 1 and 2 were pending"
     while rig.poll(0) is not None:
         pass
-    f = rig.send_async(basic(3), timeout=T)
-    assert f.version == 3
-    rig.poll(0)
+    rig.send_async(basic(3), timeout=tm.T)
+    rig.polled(0, 3, "SLOT-3")
     rig.check()
 
 
@@ -142,9 +142,9 @@ def test_slot_timeout_names_only_the_receivers_that_hold_slots(rigs, ws):
     rig = rigs(basic(0), 2, modes=["push", "pull"], max_slots=2)
     rig.send_async(basic(1), workers=[1])
     rig.send(basic(2), workers=[0])
-    e = expect_error(ws, "SyncTimeoutError", rig.sender.send_async, basic(3), workers=[0], timeout=SHORT,
+    e = expect_error(ws, "SyncTimeoutError", rig.sender.send_async, basic(3), workers=[0], timeout=tm.SHORT,
                      ids="SLOT-3", what="send_async to receiver 0 while receiver 1 holds the other slot",
-                     limit=SHORT + SLACK, naming=[1])
+                     limit=tm.SHORT + tm.SLACK, naming=[1])
     assert e.version is None, f"SLOT-3 violated: a send that published nothing raised with version {e.version}"
-    assert rig.poll(1) == 1
+    rig.polled(1, 1, "ACK-1")
     rig.check()

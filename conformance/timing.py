@@ -1,33 +1,108 @@
-"""Every bound the suite uses, scaled by --conformance-timescale.
+"""Every bound the suite uses, one factor (the timescale) for all of them, and the machine's measure.
 
-The scale travels in the environment (TIMESCALE_ENV), which conftest sets before
-any test module imports this one and which spawned worker processes inherit, so
-the suite's side and the workers' side use the same bounds. A slow implementation
-or machine passes a scale above 1; a fast one can be held to tight bounds below 1.
+Read the bounds as attributes at the moment they are used (`tm.T`, never `from .timing
+import T`): the factor changes during a run. It starts as --conformance-timescale (or
+$WEIGHTSYNC_CONFORMANCE_TIMESCALE) times what `calibrate` measured of the machine, and a
+check that failed only on time is run once more inside `scaled(RECHECK)`. Worker
+processes inherit the starting factor through the environment and get the current one
+with every command (pool.Worker.submit).
+
+Only EARLY is never scaled: a call that times out must not give up before its timeout,
+however slow the machine.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import threading
+import time
+from contextlib import contextmanager
 
 from .names import TIMESCALE_ENV
 
-SCALE = float(os.environ.get(TIMESCALE_ENV, "1") or 1)
-
-#: Timeout given to calls that are expected to succeed.
-T = 10.0 * SCALE
-#: Timeout given to calls that are expected to time out.
-SHORT = 0.3 * SCALE
-#: A timeout for a call whose elapsed time is checked against it (SEND-2, INIT-5, API-2).
-TIMED = 0.5 * SCALE
-#: How much later than its timeout a call may return or raise.
-SLACK = 3.0 * SCALE
+#: The bounds at timescale 1, in seconds.
+BASE = {
+    "T": 10.0,  # timeout given to calls that are expected to succeed
+    "SHORT": 0.3,  # timeout given to calls that are expected to time out
+    "TIMED": 0.5,  # a timeout whose elapsed time is checked against it (SEND-2, INIT-5, API-2)
+    "SLACK": 3.0,  # the spec's grace: how much later than its timeout a call may end
+    "REACTION": 10.0,  # the spec's reaction bound (README, "Time bounds")
+    "BOUND": 15.0,  # a worker process's answer to one command
+    "START_BOUND": 90.0,  # a worker process's start (it imports torch and the implementation)
+}
 #: How much earlier than its timeout a call that timed out may raise (clock granularity only).
 EARLY = 0.05
-#: The spec's reaction bound (README, "Time bounds"): how soon an implementation notices an event
-#: no call waits on (a peer gone or silent, a close from another thread).
-REACTION = 10.0 * SCALE
-#: Bound on any wait for a worker process's answer.
-BOUND = 15.0 * SCALE
-#: Bound on a worker's start (it imports torch and the implementation).
-START_BOUND = 90.0 * SCALE
+#: The factor of a re-check: a failure that is only about time is run again at this many times the bounds.
+RECHECK = 3.0
+
+SCALE = 1.0
+T = SHORT = TIMED = SLACK = REACTION = BOUND = START_BOUND = 0.0
+
+
+def set_scale(scale: float) -> None:
+    """Make every bound `scale` times its base value (this process only)."""
+    global SCALE, T, SHORT, TIMED, SLACK, REACTION, BOUND, START_BOUND
+    SCALE = float(scale)
+    T, SHORT, TIMED, SLACK, REACTION, BOUND, START_BOUND = (BASE[k] * SCALE for k in (
+        "T", "SHORT", "TIMED", "SLACK", "REACTION", "BOUND", "START_BOUND"))
+
+
+@contextmanager
+def scaled(factor: float):
+    """Every bound `factor` times larger inside the block (a re-check)."""
+    before = SCALE
+    set_scale(before * factor)
+    try:
+        yield
+    finally:
+        set_scale(before)
+
+
+set_scale(float(os.environ.get(TIMESCALE_ENV, "1") or 1))
+
+
+def calibrate(samples: int = 5) -> dict:
+    """How busy this machine is now, measured in about half a second.
+
+    `load`: wall time over CPU time of a short busy loop (the median of `samples`):
+    about 1 on an idle machine, about 4 when every core is shared by four runnable
+    processes. It does not depend on how fast the machine is, only on how much of a
+    core this process gets. `rtt_ms`: the median round trip of one byte between two
+    threads over a socket pair, which grows with the scheduler's latency.
+    """
+    ratios = []
+    for _ in range(samples):
+        w0, c0 = time.perf_counter(), time.thread_time()
+        n = 0
+        while time.thread_time() - c0 < 0.02:
+            n += 1
+        ratios.append((time.perf_counter() - w0) / max(time.thread_time() - c0, 1e-6))
+    a, b = socket.socketpair()
+
+    def echo():
+        while (data := b.recv(1)) != b"":
+            b.sendall(data)
+
+    t = threading.Thread(target=echo, daemon=True, name="conformance-calibrate")
+    t.start()
+    rtts = []
+    for _ in range(50):
+        t0 = time.perf_counter()
+        a.sendall(b"x")
+        a.recv(1)
+        rtts.append(time.perf_counter() - t0)
+    a.close()
+    t.join(1.0)
+    b.close()
+    return {"load": sorted(ratios)[len(ratios) // 2], "rtt_ms": 1000 * sorted(rtts)[len(rtts) // 2]}
+
+
+def scale_for(measure: dict) -> float:
+    """The timescale a measured machine gets: 1 up to a load of 1.5, then the load, at most 8.
+
+    A round trip over 5 ms (some 100 times an idle machine's) means the scheduler itself
+    lags; it counts as a load of 2 at least.
+    """
+    load = max(measure["load"], 2.0 if measure["rtt_ms"] > 5.0 else 1.0)
+    return 1.0 if load <= 1.5 else min(round(load, 1), 8.0)

@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,8 @@ SPEC_ID = re.compile(r"\*\*([A-Z]+(?:-[A-Z])?-\d+)\*\*")
 SUITE_TIMEOUT = 900
 #: One mutant's run: its killing test, or at worst most of the suite, on a loaded two-core machine.
 MUTANT_TIMEOUT = 300
+#: The suite's exit status when nothing was violated and some test was inconclusive (conformance/conftest.py).
+INCONCLUSIVE_EXIT = 6
 
 
 @dataclass(frozen=True)
@@ -147,9 +150,13 @@ def test_every_mutant_is_listed_in_the_docs():
 
 @pytest.mark.timeout(SUITE_TIMEOUT + 60)
 def test_suite_passes_the_reference():
+    """Nothing violated. An inconclusive test (exit status 6: the machine was too busy even for the
+    re-check) says nothing against the reference, so it does not fail this test; it is reported."""
     rc, out, named, _ = run_suite("weightsync", "-q")
-    assert rc == 0, f"the conformance suite fails the reference (exit {rc}):\n{out[-6000:]}"
-    assert not named
+    assert rc in (0, INCONCLUSIVE_EXIT), f"the conformance suite fails the reference (exit {rc}):\n{out[-6000:]}"
+    assert not named, f"the suite names {named} violated by the reference:\n{out[-6000:]}"
+    if rc == INCONCLUSIVE_EXIT:
+        warnings.warn(f"the conformance suite was inconclusive on the reference:\n{out[-3000:]}", stacklevel=1)
 
 
 @pytest.mark.slow  # the slow layer: .ci/run runs it after the README's command, over two processes

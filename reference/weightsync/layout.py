@@ -7,6 +7,7 @@ allocation and an update is one batched copy (LAYOUT-2).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeAlias, TypeGuard
 
@@ -19,12 +20,6 @@ from .messages import Entry
 if TYPE_CHECKING:
     from .packing import Packed
 
-# Imported here, not on first use: the import takes seconds on a loaded machine, and
-# a receiver's first use would fall inside connect()'s deadline.
-try:
-    from tensordict import TensorDictBase
-except ImportError:  # pragma: no cover - a dependency, but the module works without it
-    TensorDictBase = ()
 
 #: What a sender publishes and a receiver writes into (API-1): an nn.Module, a TensorDict or a
 #: mapping of names to tensors (packed weights are one).
@@ -46,6 +41,15 @@ def dtype_of(name: str) -> torch.dtype:
     return dtype
 
 
+def _tensordict_base() -> type | tuple[()]:
+    """TensorDictBase once the caller has imported tensordict, else (): no TensorDict can exist before.
+
+    Never imported here: the import costs more than torch's own (seconds on a loaded
+    machine), and a worker that uses no TensorDict should not pay it at start-up."""
+    td = sys.modules.get("tensordict")
+    return getattr(td, "TensorDictBase", ()) if td is not None else ()
+
+
 def flatten(weights: object, *, detach: bool = True) -> dict[str, torch.Tensor]:
     """Name -> tensor for an nn.Module (its state_dict), a TensorDict or a mapping.
 
@@ -57,7 +61,7 @@ def flatten(weights: object, *, detach: bool = True) -> dict[str, torch.Tensor]:
     if isinstance(weights, nn.Module):
         sd = weights.state_dict(keep_vars=True)
         return {k: v.detach() for k, v in sd.items()} if detach else dict(sd)
-    if isinstance(weights, TensorDictBase):
+    if isinstance(weights, _tensordict_base()):
         flat: dict[str, torch.Tensor] = {}
         for key, value in weights.items(include_nested=True, leaves_only=True):
             name = ".".join(key) if isinstance(key, tuple) else key

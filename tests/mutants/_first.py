@@ -36,3 +36,11 @@ def pytest_collection_modifyitems(config, items):
         return next((k for k, wanted in enumerate(first) if _matches(item.nodeid, wanted)), len(first))
 
     items.sort(key=rank)  # stable: the rest keep the suite's order
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_cmdline_main(config):
+    """A mutant run stops at its first failure: one process, its killing test first, no xdist start-up."""
+    if getattr(config.option, "numprocesses", "absent") is None:
+        config.option.numprocesses = 0
+    return (yield)

@@ -1,0 +1,123 @@
+"""What a failed check means: a violated requirement, a bound missed on a slow machine, or no verdict.
+
+The suite reports each test as one of four outcomes (docs/conformance.md):
+
+- **passed**;
+- **violated**: the implementation broke a MUST; the failure names the requirement
+  (`"ACK-3 violated: ..."`), and only that requirement is blamed;
+- **inconclusive**: the suite could not decide: its own harness failed (a worker process
+  did not start or died), a check failed without naming a requirement, or a bound was
+  missed at the first timescale and held at the larger one of the re-check;
+- **not implemented**: the test needs a capability the implementation does not declare.
+
+A failure that is only about time (`TooSlow`: a bound missed, never a wrong value, a
+wrong error or a call that ended too early) is run once more at `timing.RECHECK` times
+the bounds before it may count as a violation. `TooSlow` and `Inconclusive` derive from
+BaseException so that no `except Exception` in the suite's own code swallows them, and so
+that Hypothesis passes them through instead of shrinking and replaying an example whose
+outcome depends on the machine's speed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+ID = r"[A-Z]+(?:-[A-Z])?-\d+"
+#: "ACK-3 violated" or "SEND-1, ACK-1 violated" at the start of a failure's message, or after
+#: the prefix of a re-raised one ("... violated (API-7): ...").
+VIOLATED_RE = re.compile(rf"\b((?:{ID})(?:, {ID})*) violated\b")
+
+PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED = "passed", "violated", "inconclusive", "not implemented"
+#: Not an outcome about the implementation: the test could not run here (no GPU), or a
+#: program mode leaves it out.
+SKIPPED = "skipped"
+
+
+class Undecided(BaseException):
+    """A failure that is not, or not yet, a verdict on the implementation."""
+
+
+class Inconclusive(Undecided):
+    """The suite could not decide (its harness failed); blames nothing."""
+
+
+class WorkerLost(Inconclusive):
+    """A worker process could not start, or died while the suite waited for its answer."""
+
+
+class TooSlow(Undecided):
+    """A bound was missed: re-checked at a larger timescale before it counts as a violation.
+
+    The message names the requirement whose bound was missed ("SEND-2 violated: ..."),
+    except from the harness's own waits (HarnessError) until a test names one."""
+
+
+class HarnessError(TooSlow):
+    """A wait of the harness ran out: a bounded call did not return, a worker did not answer."""
+
+
+def in_time(ok: bool, message: str) -> None:
+    """A check about time alone: raise TooSlow(message) unless `ok`."""
+    if not ok:
+        raise TooSlow(message)
+
+
+def named(text: str) -> list[str]:
+    """The requirement IDs a failure message says are violated, in the order it names them."""
+    out: list[str] = []
+    for group in VIOLATED_RE.findall(text):
+        for i in group.split(", "):
+            if i not in out:
+                out.append(i)
+    return out
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What one exception says: `kind` is VIOLATED, "timing" (to be re-checked) or INCONCLUSIVE."""
+
+    kind: str
+    ids: tuple[str, ...]
+    reason: str
+
+
+def _leaves(e: BaseException) -> list[BaseException]:
+    if isinstance(getattr(e, "exceptions", None), (list, tuple)):  # an exception group (Hypothesis)
+        return [leaf for sub in e.exceptions for leaf in _leaves(sub)]
+    return [e]
+
+
+def _text(e: BaseException) -> str:
+    first = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {first[0] if first else ''}"
+
+
+def judge(exc: BaseException, timeout_types: tuple[type, ...] = ()) -> Judgement:
+    """Judge a test's exception; inside an exception group (Hypothesis), a violation wins over time.
+
+    `timeout_types`: the implementation's SyncTimeoutError. A call that was expected to
+    succeed and timed out without the test catching it is a matter of time, like TooSlow.
+    """
+    verdicts = [_judge_one(e, timeout_types) for e in _leaves(exc)]
+    for kind in (VIOLATED, "timing", INCONCLUSIVE):
+        hits = [v for v in verdicts if v.kind == kind]
+        if hits:
+            ids = tuple(dict.fromkeys(i for v in hits for i in v.ids))
+            return Judgement(kind, ids, "; ".join(v.reason for v in hits))
+    return Judgement(INCONCLUSIVE, (), _text(exc))  # pragma: no cover - an empty group
+
+
+def _judge_one(e: BaseException, timeout_types: tuple[type, ...]) -> Judgement:
+    text = str(e)
+    if isinstance(e, Inconclusive):
+        return Judgement(INCONCLUSIVE, (), _text(e))
+    if isinstance(e, TooSlow) or (timeout_types and isinstance(e, timeout_types)):
+        return Judgement("timing", tuple(named(text)), _text(e))
+    if type(e).__name__ == "Failed" and text.startswith("Timeout"):  # pytest-timeout
+        return Judgement("timing", (), _text(e))
+    ids = named(text)
+    if ids:
+        return Judgement(VIOLATED, tuple(ids), _text(e))
+    return Judgement(INCONCLUSIVE, (), f"a check failed without naming a requirement ({_text(e)}): "
+                                       "a gap in the suite, please report it")
