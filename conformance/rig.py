@@ -12,7 +12,7 @@ import time
 
 from . import timing as tm
 from .bounds import HarnessError, bounded
-from .model import LIVE, Model, describe
+from .model import LIVE, Model, describe, diff
 from .names import RECEIVER_ERRORS
 from .pool import RemoteFailure
 from .verdict import TooSlow, in_time
@@ -78,6 +78,10 @@ class Rig:
 
     def open(self, i: int, handle=None) -> None:
         h = handle if handle is not None else self.sender.url(i) if self.listen else self.sender.handle(i)
+        if self.zero_copy[i]:  # every zero-copy receiver first meets a target it must refuse (ZC-1)
+            refused = self.workers[i].call("zero_copy_refusals", h, spec_of(self.weights))
+            wrong = {k: v for k, v in refused.items() if v != "ValueError"}
+            assert not wrong, f"ZC-1 violated: Receiver(..., zero_copy=True) with a {', '.join(wrong)} target gave {wrong}"
         self.workers[i].call("open", h, self.modes[i], self.zero_copy[i], self.targets[i])
         self.model.peers[i].local = "new"
 
@@ -216,9 +220,13 @@ class Rig:
     def check(self, ids=None) -> None:
         """Every live receiver shows a version the model allows, with exactly its bytes (ACK-3)."""
         for i in self.live() if ids is None else ids:
-            v, d = self.workers[i].call("snapshot")
+            v, d, held = self.workers[i].call("snapshot", with_target=True)
             msg = self.model.check_snapshot(i, v, d)
             assert msg is None, msg
+            assert held is None or v is None or held == d, (
+                f"ACK-3 violated: receiver {i} reports version {v}, but its target object holds other bytes: "
+                f"{diff(d, held)}"
+            )
 
     def teardown(self) -> None:
         try:

@@ -27,7 +27,7 @@ from . import timing as tm
 from .probes import shm_state
 from .readers import ReaderCommands
 from .remote import RemoteError, describe_error
-from .targets import ControlledMapping, build_target
+from .targets import ControlledMapping, build_target, held_by
 
 
 def _attempt(ws, fn):
@@ -81,6 +81,28 @@ class Server(ReaderCommands):
         self.rx = self.ws.Receiver(handle, tgt, mode=mode, zero_copy=zero_copy)
         self.mode = mode
         return None
+
+    def do_zero_copy_refusals(self, handle, spec):
+        """Receiver(handle, target, zero_copy=True) for a mapping and a TensorDict target: each must raise
+        ValueError at once (ZC-1, API-3). Returns what each attempt gave: "ValueError", or what else."""
+        out = {}
+        kinds = ["mapping", *(["tensordict"] if "tensordict" in self.ws.CAPABILITIES else [])]
+        for kind in kinds:
+            target, _ = build_target(self.torch, kind, spec)
+            try:
+                rx = self.ws.Receiver(handle, target, zero_copy=True)
+            except ValueError:
+                out[kind] = "ValueError"
+                continue
+            except Exception as e:  # noqa: BLE001 - reported to the suite
+                out[kind] = f"{type(e).__name__}: {e}"
+                continue
+            out[kind] = "accepted"
+            try:
+                rx.close()
+            except Exception:  # noqa: BLE001
+                pass
+        return out
 
     def do_follow(self, url, mode="push", bound=60.0, zero_copy=False):
         """The receiver test-control contract (docs/conformance.md), played by the binding's Receiver:
@@ -137,11 +159,19 @@ class Server(ReaderCommands):
     def do_connect(self, timeout):
         return self.rx.connect(timeout)
 
-    def do_snapshot(self, lock=True):
+    def do_snapshot(self, lock=True, with_target=False):
+        """(version, described weights), read inside reading(); with_target adds what the target object
+        holds, read in the same block (None without a target)."""
+        from .model import describe
+
+        def read():
+            held = None if self.target is None else describe(held_by(self.target))
+            return (*self._read(), held) if with_target else self._read()
+
         if lock:
             with self.rx.reading():
-                return self._read()
-        return self._read()
+                return read()
+        return read()
 
     def do_peek(self):
         return self.rx.version
@@ -208,7 +238,7 @@ class Server(ReaderCommands):
         """
         from .model import describe
 
-        rx, out = self.rx, {}
+        rx, out, target = self.rx, {}, self.target
         for name in ("version", "stopped", "closed"):
             out[name] = _attempt(self.ws, lambda n=name: getattr(rx, n))
         out["failure"] = _attempt(self.ws, lambda: None if rx.failure is None else describe_error(self.ws, rx.failure))
@@ -217,9 +247,12 @@ class Server(ReaderCommands):
 
             def snap():
                 if closed:
-                    return rx.version, describe(rx.weights)
+                    return rx.version, describe(rx.weights), target_now()
                 with rx.reading():
-                    return rx.version, describe(rx.weights)
+                    return rx.version, describe(rx.weights), target_now()
+
+            def target_now():  # what the worker's own target object holds (API-3, ACK-3, LIFE-5)
+                return None if target is None else describe(held_by(target))
 
             out["snapshot"] = _attempt(self.ws, snap)
         out["output"] = self.do_output()

@@ -152,6 +152,21 @@ def make_bad(spec: Spec, good: dict, kind: str, which: int = 0) -> dict:
 bad_kinds = st.sampled_from(BAD_KINDS)
 
 
+def colliding_tensordict(spec: Spec, good: dict):
+    """`good` as a nested TensorDict, plus a top-level key spelled like one of its nested names, so that
+    two entries flatten to one name (BAD-1). None when no name of `spec` is nested."""
+    from tensordict import TensorDict
+
+    dotted = next((n for n, _, _ in spec if "." in n), None)
+    if dotted is None:
+        return None
+    td = TensorDict({}, batch_size=[])
+    for name, t in good.items():
+        td[tuple(name.split("."))] = t
+    td[dotted] = good[dotted].clone()  # a plain string key is not split: "a.b" beside ("a", "b")
+    return td
+
+
 #: One array of every dtype of Table 12-2 that torch has, 0-d and empty arrays among them (WIRE-8).
 ALL_DTYPES_SPEC = [
     ("b", torch.bool, (3, 5)),

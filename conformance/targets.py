@@ -43,6 +43,18 @@ class ControlledMapping(Mapping):
         return self._tensors.items()
 
 
+def held_by(target) -> dict:
+    """Name -> tensor as `target` holds it now: a module's state_dict, a TensorDict's leaves (nested keys
+    joined with "."), a mapping's items. Read without the pauses of a ControlledMapping."""
+    if isinstance(target, ControlledMapping):
+        return dict(target._tensors)
+    if hasattr(target, "state_dict"):
+        return dict(target.state_dict())
+    if hasattr(target, "flatten_keys"):
+        return dict(target.flatten_keys(".").items())
+    return dict(target)
+
+
 def build_target(torch, kind: str, spec):
     """(target, name -> tensor it holds) for a target of `kind` matching `spec` (API-3).
 

@@ -48,12 +48,11 @@ def test_one_error_names_every_receiver_at_fault_with_its_cause(rigs, ws):
     rig.workers[1].call("fault", ("slow", 5.0))  # killed mid-apply, before it can ack
     f = rig.send_async(basic(1))
     rig.workers[1].kill()
-    # Both failures are known before wait() is called (done() says every target answered), so the
-    # error must name both whatever the machine's speed: SEND-7's 1 s window is not what is tested here.
-    deadline = time.monotonic() + tm.REACTION + tm.SLACK
-    while not f.done():
-        in_time(time.monotonic() < deadline, f"API-2 violated: future.done() still False {tm.REACTION + tm.SLACK:.0f} s "
-                                             "after receiver 0 answered Ack(error) and receiver 1 died")
+    # Both failures are known before wait() is called once done() says every target answered, so the
+    # error must name both whatever the machine's speed (SEND-7's 1 s window is not what is tested
+    # here). done() is only waited for, not judged: the state machine judges it.
+    deadline = time.monotonic() + tm.REACTION
+    while not f.done() and time.monotonic() < deadline:
         time.sleep(0.02)
     e = expect_error(ws, "ReceiverError", f.wait, tm.T, ids="SEND-7", what="wait() on a send where one receiver "
                      "errs and one dies", naming=[0, 1])
@@ -327,3 +326,30 @@ def test_drop_frees_the_slots_a_silent_receiver_pins(rigs, ws):
         pass
     else:
         raise AssertionError("API-9 violated: drop(2) of a sender with 2 receivers did not raise ValueError")
+
+
+@pytest.mark.req("BAD-1", "VER-2")
+@pytest.mark.needs("tensordict")
+def test_names_that_collide_once_nested_keys_are_flattened_are_refused(ws, rigs):
+    """A TensorDict holding ("a", "b") and "a.b" names one entry twice: refused when the sender is
+    built from it and when it is sent, before anything is published."""
+    from tensordict import TensorDict
+
+    spec = [("a.b", torch.float32, (2,)), ("c", torch.int64, (3,))]
+    good = S.distinct_weights(spec, 0)
+    colliding = S.colliding_tensordict(spec, good)
+    try:
+        ws.Sender(colliding, 1).close()
+    except ws.WeightsMismatchError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"BAD-1 violated: Sender() of colliding names raised {type(e).__name__}: {e}") from None
+    else:
+        raise AssertionError("BAD-1 violated: Sender() accepted a TensorDict whose ('a', 'b') and 'a.b' collide")
+    nested = TensorDict({"a": {"b": good["a.b"].clone()}, "c": good["c"].clone()}, batch_size=[])
+    rig = rigs(good, 1, source=nested)
+    for fn in (rig.sender.send, rig.sender.send_async):
+        expect_error(ws, "WeightsMismatchError", fn, colliding, timeout=tm.SHORT, ids="BAD-1",
+                     what=f"{fn.__name__} of a TensorDict whose names collide once flattened")
+    assert rig.sender.version == 0, f"VER-2 violated: a refused send moved the version to {rig.sender.version}"
+    rig.check()

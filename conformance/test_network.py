@@ -23,7 +23,7 @@ from .model import describe
 from .peers import Joiner, ready
 from .probes import new_threads
 from .rig import expect_error, waited
-from .verdict import TooSlow, in_time
+from .verdict import Inconclusive, TooSlow, in_time
 
 pytestmark = pytest.mark.needs("network", "push")
 
@@ -171,7 +171,9 @@ def test_a_receiver_that_never_builds_its_data_plane_delays_no_other(ws, rigs, c
     closing(j)
     assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL\'s id and secret got no Welcome"
     init = j.handshake(answer=False)
-    assert init["data_plane"]["timeout_ms"] / 1000 > tm.T, "the suite needs a timeout_ms longer than its own bound"
+    if not init["data_plane"]["timeout_ms"] / 1000 > tm.T:
+        raise Inconclusive(f"at timescale {tm.SCALE:g} the suite's bound ({tm.T:.0f} s) is not below the data "
+                           f"plane's timeout_ms ({init['data_plane']['timeout_ms']} ms): a delayed join cannot be told apart")
     stop = threading.Event()
     _heartbeats(j, 1, stop)
     try:

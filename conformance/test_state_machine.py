@@ -35,7 +35,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from . import strategies as S
 from .bounds import HarnessError, bounded
-from .model import GONE, LIVE, UNCONNECTED, describe
+from .model import GONE, LIVE, UNCONNECTED, describe, diff
 from .pool import RemoteFailure
 from .probes import child_processes, new_threads, shm_segments
 from .rig import Rig, check_receiver_error, spec_of
@@ -288,7 +288,10 @@ class Protocol(RuleBasedStateMachine):
                 self._drain(i)
             for i in pulls:
                 self.rig.workers[i].submit("poll", poll_wait())
-        timeout = tm.TIMED if silent else tm.T
+        # With failing and silent targets, a long timeout shows how long the call collects answers
+        # after the first failure: at most 1 s (SEND-7), so it raises long before the timeout.
+        window = bool(failing and silent) and data.draw(st.booleans(), label="long timeout beside a failure")
+        timeout = tm.TIMED if silent and not window else tm.T
         before = self.model.version
         v, error, elapsed = self._timed(self.sender.send, arg, workers=subset, timeout=timeout, what="send",
                                         within=timeout)
@@ -324,6 +327,10 @@ class Protocol(RuleBasedStateMachine):
             named = self._check_fields(error, "ReceiverError", "ACK-6",
                                        f"send to receivers {sorted(failing)} whose apply fails",
                                        workers_within=failing | silent, version=v_pub)
+            if window:
+                in_time(elapsed <= 1.0 + tm.SLACK, f"SEND-7 violated: send(timeout={timeout}) with receivers "
+                        f"{sorted(failing)} failing raised after {elapsed:.1f} s: after the first failure a call "
+                        "collects the others' answers for at most 1 s")
             late = sorted(i for i in named if i not in failing)
             assert not late or (elapsed >= timeout - tm.EARLY and all(error.causes[i] == "timeout" for i in late)), (
                 f"SEND-7 violated: send(timeout={timeout}) named silent receivers {late} after {elapsed:.2f} s "
@@ -394,6 +401,7 @@ class Protocol(RuleBasedStateMachine):
                 self._drain(i)
         silent = (same - gone) & self.held - p.answered
         timeout = (0.0 if p.version % 2 else tm.TIMED) if silent else tm.T  # wait(0) only looks (SEND-5)
+        done_before = p.future.done()  # every target has answered: the error must name all at fault (SEND-7)
         v, e, elapsed = self._timed(p.future.wait, timeout, what="future.wait", within=timeout)
         failing = p.failing & same
         if e is not None and self._is(e, "SyncTimeoutError") and silent:
@@ -409,17 +417,22 @@ class Protocol(RuleBasedStateMachine):
                 raise TooSlow(f"SEND-5 violated: wait({timeout}) on version {p.version} timed out with no target "
                               f"held: {e}")
             cls = next((c for c in ("ReceiverError", "ReceiverDiedError") if self._is(e, c)), None)
-            allowed = {"ReceiverError": failing | (p.failing - same), "ReceiverDiedError": gone}.get(cls, set())
+            allowed = set()  # an error of both classes (one receiver failed, one died) may name both kinds
+            if self._is(e, "ReceiverError"):
+                allowed |= failing | (p.failing - same)
+            if self._is(e, "ReceiverDiedError"):
+                allowed |= gone
             assert cls and allowed, (
                 f"SEND-2 violated: wait() on version {p.version} raised {type(e).__name__}: {e}; "
                 f"failing {sorted(failing)}, gone {sorted(gone)}"
             )
-            named = self._check_fields(e, cls, "SEND-2", f"wait() on version {p.version}", workers_within=allowed,
-                                       version=p.version)
-            if cls == "ReceiverError":
-                for i in named:
-                    if i in same:  # never blame a later incarnation (LIFE-2)
-                        self.model.failed_apply(i, p.version)
+            must = (failing - gone) if done_before else set()
+            named = self._check_fields(e, cls, "SEND-2" if not must else "SEND-7",
+                                       f"wait() on version {p.version}{' after done()' if must else ''}",
+                                       workers_within=allowed | must, workers_include=must, version=p.version)
+            for i in named:
+                if i in same and e.causes.get(i) == "error":  # never blame a later incarnation (LIFE-2)
+                    self.model.failed_apply(i, p.version)
         else:
             assert not failing, f"ACK-6 violated: wait() returned {v} though the apply of {sorted(failing)} fails"
             assert v == p.version, f"SEND-5 violated: wait() returned {v}, expected {p.version}"
@@ -600,12 +613,16 @@ class Protocol(RuleBasedStateMachine):
         """Bad weights are rejected with WeightsMismatchError before any byte changes (BAD-1..BAD-4, VER-2)."""
         good = data.draw(S.weights_for(self.spec), label="base")
         bad = S.make_bad(self.spec, good, kind, data.draw(st.integers(0, 9)))
+        if self.kind == "tensordict" and data.draw(st.booleans(), label="names that collide once flattened"):
+            collision = S.colliding_tensordict(self.spec, good)
+            if collision is not None:
+                bad, kind = collision, "collision"
         before = self.sender.version
         live = self._live()
         fn = self.sender.send_async if use_async else self.sender.send
         _, e, _ = self._timed(fn, bad, workers=live or None, timeout=tm.SHORT, what=f"send of bad weights ({kind})",
                              within=tm.SHORT)
-        rid = S.BAD_IDS[kind]
+        rid = S.BAD_IDS.get(kind, "BAD-1")
         assert e is not None, f"{rid} violated: bad input ({kind}) was accepted"
         if live:
             assert self._is(e, "WeightsMismatchError"), (
@@ -774,9 +791,16 @@ class Protocol(RuleBasedStateMachine):
             return  # the holder thread has reading() open; a snapshot would wait for it
         snap = obs["snapshot"]
         assert snap[0] == "value", f"LIFE-6, API-3 violated: receiver {p.id} ({p.local}): reading its weights raised {snap[1]}"
-        v, d = snap[1]
+        v, d, held = snap[1]
         msg = self.model.check_snapshot(p.id, v, d)
         assert msg is None, msg
+        if held is not None and v is not None:
+            # The target is where the weights go (API-3): it holds exactly what the receiver reports,
+            # after close() too, where a zero-copy module target keeps a copy of its version (LIFE-5).
+            assert held == d, (
+                f"{'LIFE-5' if p.local == 'closed' else 'ACK-3'} violated: receiver {p.id} ({p.local}) reports "
+                f"version {v}, but its target object holds other bytes: {diff(d, held)}"
+            )
 
     def teardown(self):
         if self.rig is None:

@@ -27,7 +27,8 @@ from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
 from .peers import LENGTH, MAX_TO_SENDER, ScriptedReceiver, ack, canonical, frame, pack, ready
-from .rig import expect_error, waited
+from .model import describe
+from .rig import check_receiver_error, expect_error, waited
 from .verdict import TooSlow, in_time
 
 #: Requirements no test can check through the binding and the wire, with the reason.
@@ -124,7 +125,7 @@ def test_a_receiver_that_breaks_the_wire_is_cut_off_alone(ws, rigs, closing, att
     peer.send_raw(write(v, k))
     _violated_error(ws, rig, f, k, rule)
     if rule == "WIRE-2":  # judged on the 4 length bytes, not after waiting for the payload (WIRE-7's bound)
-        in_time(time.monotonic() - t0 < tm.REACTION / 2,
+        in_time(time.monotonic() - t0 < min(tm.REACTION / 2, tm.FRAME_BOUND - 1),
                 f"WIRE-2 violated: {attack!r} was named after {time.monotonic() - t0:.1f} s, not once its length was read")
     in_time(peer.closed_by_peer(tm.SLACK), f"SM-S-9 violated: after {attack!r} the sender kept receiver {k}'s channel open")
     for step in range(2, 4):  # SEC-5: the others are served as before
@@ -149,7 +150,8 @@ def test_a_frame_cut_short_holds_up_nobody(ws, rigs, closing):
     peer.send_raw(whole[: len(whole) // 2])
     stop = threading.Event()
     left = len(whole) - 1 - len(whole) // 2
-    every = min(tm.REACTION / 4, (2 * tm.REACTION + tm.SLACK) / left)  # the bytes last until the wait below gives up
+    # A byte well within every 10 s (WIRE-7's own bound, whatever the timescale), for as long as the wait below runs.
+    every = min(tm.FRAME_BOUND / 4, (2 * tm.REACTION + tm.SLACK) / left)
 
     def trickle():
         for i in range(len(whole) // 2, len(whole) - 1):
@@ -489,4 +491,46 @@ def test_many_versions_arrive_in_order(rigs):
         seen.append(v)
     assert seen == sorted(set(seen)), f"VER-3 violated: polled versions not strictly increasing: {seen}"
     assert seen[-1] == 30, f"ROLE-2 violated: the last version polled is {seen[-1]}, not 30"
+    rig.check()
+
+
+@pytest.mark.req("SEND-1", "ACK-6", "SEND-7", "CON-1")
+@pytest.mark.needs("push")
+@pytest.mark.parametrize("answer", ["ok", "error"])
+def test_an_answer_that_arrives_with_the_end_of_the_channel_counts(ws, rigs, closing, answer):
+    """The scripted receiver writes its Ack and closes its end at once, while the sender waits, so one
+    read brings both. The Ack came first: with ok the send returns the version (SEND-1), with error it
+    raises ReceiverError with cause "error" (ACK-6, SEND-7); only after that is the receiver gone (CON-1)."""
+    rig, peer, k = scripted(rigs)
+    closing(peer)
+    out = {}
+    waiter = threading.Thread(target=lambda: out.update(r=_outcome(lambda: rig.sender.send(basic(1), timeout=tm.T))),
+                              daemon=True)
+    waiter.start()
+    v = next_receive(peer, "SEND-1")["version"]
+    time.sleep(0.05)  # the sender now waits for the answers
+    peer.send_raw(frame(pack(ack(k, v, answer, "" if answer == "ok" else "the scripted receiver's apply failed"))))
+    peer.sock.close()
+    waiter.join(tm.T + tm.SLACK)
+    in_time("r" in out, f"SEND-2 violated: send(timeout={tm.T}) did not return within {tm.T + tm.SLACK:.0f} s")
+    status, value = out["r"]
+    rig.model.publish(describe(basic(1)), list(range(GOOD + 1)))
+    if answer == "ok":
+        assert status == "ok" and value == v, (
+            f"SEND-1 violated: receiver {k} acked version {v} and then closed its channel; send() gave {value!r}"
+        )
+    else:
+        assert status == "err" and isinstance(value, ws.ReceiverError), (
+            f"ACK-6 violated: receiver {k} answered Ack(error) and then closed its channel; send() gave {value!r}"
+        )
+        check_receiver_error(ws, value, "send()")
+        assert value.causes.get(k) == "error", (
+            f"SEND-7 violated: receiver {k}'s Ack(error) came before its end of channel, but its cause is "
+            f"{value.causes.get(k)!r}"
+        )
+    for i in range(GOOD):
+        rig.model.acked(i, v)
+    rig.model.gone(k)
+    expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(2), workers=[k], timeout=tm.T, ids="CON-1",
+                 what=f"a send to receiver {k} after its channel ended", naming=[k], limit=tm.REACTION + tm.SLACK)
     rig.check()

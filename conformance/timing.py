@@ -33,6 +33,9 @@ BASE = {
 }
 #: How much earlier than its timeout a call that timed out may raise (clock granularity only).
 EARLY = 0.05
+#: WIRE-7: a frame is a violation 10 s after its first byte. The implementation's own bound, never
+#: scaled: a check that something happens before it (on the 4 length bytes, WIRE-2) stays below it.
+FRAME_BOUND = 10.0
 #: The factor of a re-check: a failure that is only about time is run again at this many times the bounds.
 RECHECK = 3.0
 

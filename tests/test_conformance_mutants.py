@@ -17,6 +17,7 @@ the test that was running and, where py-spy is installed, where it waited.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import shutil
@@ -188,3 +189,21 @@ def test_module_missing_a_name_fails_at_once():
     code, out, _, _ = run_suite("json", "-q")
     assert code == 4, out[-2000:]
     assert "does not expose the weightsync binding: missing Sender" in out
+
+
+def test_program_mode_imports_neither_torch_nor_a_binding(tmp_path):
+    """--receiver-cmd judges a program over the wire: the suite's process imports no torch and no
+    implementation, starts no receiver pool, and still writes the JSON report."""
+    report = tmp_path / "report.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "reference"), str(ROOT)]))
+    cmd = [sys.executable, "-X", "importtime", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-n", "0",
+           "-k", "test_versions_arrive_bit_for_bit", f"--conformance-json={report}",
+           "--receiver-cmd", f"{sys.executable} interop/numpy/weightsync_numpy.py {{url}}"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    imported = {line.rpartition("|")[2].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    heavy = sorted(m for m in imported if m.split(".")[0] in ("torch", "weightsync", "tensordict"))
+    assert not heavy, f"program mode imported {heavy[:5]}"
+    data = json.loads(report.read_text())
+    assert data["receiver_cmd"] and data["violated"] == [] and data["requirements"]["ACK-3"]["status"] == "passed"
+    assert data["requirements"]["SEND-1"]["status"] == "not implemented", data["requirements"]["SEND-1"]
