@@ -88,7 +88,10 @@ class Server(ReaderCommands):
         out = {}
         kinds = ["mapping", *(["tensordict"] if "tensordict" in self.ws.CAPABILITIES else [])]
         for kind in kinds:
-            target, _ = build_target(self.torch, kind, spec)
+            try:
+                target, _ = build_target(self.torch, kind, spec)
+            except (KeyError, ValueError, RuntimeError):  # names a nested TensorDict cannot hold ("a", "a.0")
+                continue
             try:
                 rx = self.ws.Receiver(handle, target, zero_copy=True)
             except ValueError:
