@@ -141,7 +141,7 @@ def pytest_configure(config):
     tm.set_scale(float(os.environ[TIMESCALE_ENV]))
     config._conformance_measure = json.loads(os.environ.get(MEASURE_ENV, "{}"))
     config._conformance_impl = None if _program(config) else _load_impl(config.getoption("--impl"))
-    config._conformance_tests = {}
+    config.pluginmanager.register(Outcomes(config), "weightsync-conformance-outcomes")
     if not config.getoption("--hypothesis-profile", default=None):
         settings.load_profile(f"conformance-{config.getoption('--conformance-profile')}")
 
@@ -337,32 +337,26 @@ def pytest_report_teststatus(report, config):
 _RANK = {PASSED: 0, SKIPPED: 1, NOT_IMPLEMENTED: 2, INCONCLUSIVE: 3, VIOLATED: 4}
 
 
-def pytest_runtest_logreport(report):
-    """Gather each test's outcome (in the controlling process, whichever process ran it)."""
-    config = _CONFIG.get("config")
-    if config is None:
-        return
-    tests = config._conformance_tests
-    c = getattr(report, "conformance", None)
-    if c is not None:
-        outcome = c["outcome"]
-    elif report.passed and report.when == "call":
-        outcome = PASSED
-    else:
-        return
-    t = tests.setdefault(report.nodeid, {"ids": list(getattr(report, "conformance_ids", [])), "outcome": None,
-                                         "blamed": [], "reason": None})
-    if t["outcome"] is None or _RANK[outcome] > _RANK[t["outcome"]]:
-        t.update(outcome=outcome, blamed=(c or {}).get("blamed", []), reason=(c or {}).get("reason"),
-                 details=(c or {}).get("details"))
+class Outcomes:
+    """Each test's outcome, gathered in the controlling process from every report, whichever process ran it."""
 
+    def __init__(self, config):
+        self.tests: dict[str, dict] = {}
+        config._conformance_tests = self.tests
 
-_CONFIG: dict = {}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session):
-    _CONFIG["config"] = session.config
+    def pytest_runtest_logreport(self, report):
+        c = getattr(report, "conformance", None)
+        if c is not None:
+            outcome = c["outcome"]
+        elif report.passed and report.when == "call":
+            outcome = PASSED
+        else:
+            return
+        t = self.tests.setdefault(report.nodeid, {"ids": list(getattr(report, "conformance_ids", [])),
+                                                  "outcome": None, "blamed": [], "reason": None})
+        if t["outcome"] is None or _RANK[outcome] > _RANK[t["outcome"]]:
+            t.update(outcome=outcome, blamed=(c or {}).get("blamed", []), reason=(c or {}).get("reason"),
+                     details=(c or {}).get("details"))
 
 
 def _table(config) -> dict[str, dict]:

@@ -68,6 +68,9 @@ class Peer:
     local: str = "none"
     #: An apply may have failed without the suite seeing its error ack: None is allowed too (ACK-6).
     maybe_failed: bool = False
+    #: Gone, and the sender has shown it knows (an error named it died, or it was dropped): until
+    #: then the sender may not have read its end of channel yet, and a send may still publish (SEND-3).
+    seen_gone: bool = False
 
 
 class Model:
@@ -110,9 +113,15 @@ class Model:
         p.acked, p.broken = None, True
         p.pending = {v for v in p.pending if v > version}
 
-    def gone(self, i: int) -> None:
+    def gone(self, i: int, *, seen: bool = False) -> None:
         p = self.peers[i]
-        p.state, p.pending = GONE, set()
+        p.state, p.pending, p.seen_gone = GONE, set(), p.seen_gone or seen
+
+    def seen_dead(self, ids) -> None:
+        """The sender reported these receivers died: it knows they are gone."""
+        for i in ids:
+            if self.peers[i].state == GONE:
+                self.peers[i].seen_gone = True
 
     def reset(self, i: int) -> None:
         """A new handle for a failed or gone receiver (SM-S-5): a new incarnation."""

@@ -206,11 +206,31 @@ class Protocol(RuleBasedStateMachine):
             )
         return got
 
-    def _expect_refusal(self, fn, targets, what):
-        """A send to targets that are not live: refused before publishing (SEND-4, VER-2, 8.4)."""
+    def _expect_refusal(self, fn, targets, what, desc):
+        """A send to targets that are not live: refused before publishing (SEND-4, VER-2, 8.4).
+
+        Unless every such target went away (killed, closed) and the sender has not shown yet that it
+        knows: it may not have read that end of channel, so publishing and failing the version as a
+        death (SEND-3) is as right as refusing. A future of send_async then carries it."""
         bad = self.model.unusable(targets)
+        unseen = {i for i, s in bad.items() if s == GONE and not self.model.peers[i].seen_gone}
         before = self.sender.version
-        _, e, _ = self._timed(fn, what=what, within=tm.T)
+        value, e, _ = self._timed(fn, what=what, within=tm.T)
+        if self.sender.version == before + 1 and set(bad) == unseen:
+            note(f"{what} published before the sender saw {sorted(unseen)} gone (SEND-3)")
+            live = [i for i in targets if i not in bad]
+            v = self.model.publish(desc, live)
+            if what == "send_async":
+                assert e is None, f"SEND-5 violated: send_async published {v} and raised {type(e).__name__}: {e}"
+                self.futures.append(Pending(value, v, targets, self.model.epochs(targets), set(live) & self.faulty))
+                return
+            named = self._check_fields(e, "ReceiverDiedError", "SEND-3", f"{what} to {sorted(unseen)}, gone",
+                                       workers_within=targets, version=v)
+            self.model.seen_dead(i for i in named if e.causes.get(i) == "died")
+            for i in set(named) & set(live):
+                if e.causes.get(i) == "error":
+                    self.model.failed_apply(i, v)
+            return
         assert e is not None, f"SEND-4 violated: {what} to unusable receivers {bad} succeeded"
         by_class = {"ReceiverDiedError": {i for i, s in bad.items() if s == GONE},
                     "ProtocolError": {i for i, s in bad.items() if s == UNCONNECTED}}
@@ -219,8 +239,9 @@ class Protocol(RuleBasedStateMachine):
             f"SEND-4 violated: {what} to receivers in states {bad} raised {type(e).__name__}: {e}"
         )
         if cls == "ReceiverDiedError":
-            self._check_fields(e, cls, "SEND-4", what, workers_within=by_class[cls], workers_include=by_class[cls],
-                               version=None)
+            named = self._check_fields(e, cls, "SEND-4", what, workers_within=by_class[cls],
+                                       workers_include=by_class[cls] - unseen, version=None)
+            self.model.seen_dead(named)
         assert self.sender.version == before, (
             f"VER-2 violated: {what} refused for {bad} moved the version {before} -> {self.sender.version}"
         )
@@ -279,7 +300,8 @@ class Protocol(RuleBasedStateMachine):
             self._fill_source(w)
             arg = None
         if self.model.unusable(targets):
-            return self._expect_refusal(lambda: self.sender.send(arg, workers=subset, timeout=tm.T), targets, "send")
+            return self._expect_refusal(lambda: self.sender.send(arg, workers=subset, timeout=tm.T), targets, "send",
+                                        describe(w))
         pulls = [i for i in targets if self.model.peers[i].mode == "pull"]
         silent = {i for i in targets if i in self.held or (i in pulls and not poll_pulls)}
         failing = (set(targets) & self.faulty) - silent  # an unpolled pull receiver answers nothing
@@ -371,7 +393,7 @@ class Protocol(RuleBasedStateMachine):
         w = data.draw(S.weights_for(self.spec), label="weights")
         if self.model.unusable(targets):
             return self._expect_refusal(lambda: self.sender.send_async(w, workers=subset, timeout=tm.T), targets,
-                                        "send_async")
+                                        "send_async", describe(w))
         before = self.sender.version
         f, error, elapsed = self._timed(self.sender.send_async, w, workers=subset, timeout=tm.SHORT, what="send_async",
                                         within=tm.SHORT)
@@ -433,6 +455,7 @@ class Protocol(RuleBasedStateMachine):
             for i in named:
                 if i in same and e.causes.get(i) == "error":  # never blame a later incarnation (LIFE-2)
                     self.model.failed_apply(i, p.version)
+            self.model.seen_dead(i for i in named if i in same and e.causes.get(i) == "died")
         else:
             assert not failing, f"ACK-6 violated: wait() returned {v} though the apply of {sorted(failing)} fails"
             assert v == p.version, f"SEND-5 violated: wait() returned {v}, expected {p.version}"
@@ -566,7 +589,7 @@ class Protocol(RuleBasedStateMachine):
         note(f"drop({i}) of a {'live' if live else self.model.peers[i].state} receiver: {time.monotonic() - t0:.3f} s")
         if live:
             self._forget(i)
-            self.model.gone(i)
+            self.model.gone(i, seen=True)  # drop() returned: the sender knows
             self.model.peers[i].local = "none"
             self.rig.workers[i].kill()
 

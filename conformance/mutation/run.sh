@@ -9,7 +9,7 @@
 # Steps: worktree -> init -> CUDA-line filter + seeded sample -> baseline -> exec -> report.
 # Environment: REV (default the revision the line ranges in cosmic-ray.toml were
 # written for), MUT_DIR (worktree, default /tmp/mut), WORK (session files, default
-# /tmp/weightsync-mutation), NICE (default 10).
+# /tmp/weightsync-mutation), NICE (default 10), OUT (reports, default tools/mutation/1.1).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,6 +19,7 @@ MUT_DIR="${MUT_DIR:-/tmp/mut}"
 WORK="${WORK:-/tmp/weightsync-mutation}"
 NICE="${NICE:-10}"
 CONFIG="$HERE/cosmic-ray.toml"
+OUT="${OUT:-$REPO/tools/mutation/1.1}"
 SESSION="$WORK/session.sqlite"
 
 python -c 'import cosmic_ray' 2>/dev/null || pip install 'cosmic-ray==8.7.0'
@@ -53,9 +54,11 @@ nice -n "$NICE" cosmic-ray exec "$CONFIG" "$SESSION"
 echo "exec took $(( $(date +%s) - start )) s" | tee "$WORK/exec-time.txt"
 [ -z "$(git -C "$MUT_DIR" status --porcelain)" ] || { echo "a mutant was left in $MUT_DIR" >&2; exit 1; }
 
-# 5. Reports.
-cr-report --show-diff "$SESSION" > "$HERE/cr-report.txt"
-cr-report --surviving-only --show-diff "$SESSION" > "$WORK/cr-report-survivors.txt"
+# 5. Reports (out of conformance/: the suite ships without them).
+mkdir -p "$OUT"
+cr-report --show-diff "$SESSION" > "$OUT/cr-report.txt"
+cr-report --surviving-only --show-diff "$SESSION" > "$OUT/cr-report-survivors.txt"
 cosmic-ray dump "$SESSION" > "$WORK/dump.jsonl"
+cp "$WORK/sample.json" "$OUT/sample.json"
 python "$HERE/summarize.py" "$SESSION" --sample "$WORK/sample.json" --exec-time "$WORK/exec-time.txt" \
-    --out "$HERE/results.json" --table "$WORK/survivors-table.md"
+    --classes "$OUT/classifications.json" --out "$OUT/results.json" --table "$OUT/survivors-table.md"

@@ -1,13 +1,15 @@
 """Counts, score and survivors of a finished session, as JSON (results.json).
 
-    python summarize.py SESSION --sample sample.json --exec-time exec-time.txt --out results.json
+    python summarize.py SESSION --sample sample.json --exec-time exec-time.txt --out results.json \
+        [--classes classifications.json]
 
 Outcomes: cosmic-ray records a timeout, and any non-zero exit of the test command, as
 "killed". The test command prints MUTANT-TIMEOUT when its own `timeout 300` fired, and
 cosmic-ray's own timeout leaves the output "timeout"; both are counted as timeouts here,
-apart from the other kills. Classifications of survivors are read from
-classifications.json beside this file (module:line:operator:occurrence -> {class, why})
-when it exists; score = (killed + timeouts) / (sampled - incompetent - equivalent - unreachable);
+apart from the other kills. A run the suite called inconclusive (exit status 6) exits 0
+with MUTANT-INCONCLUSIVE: a survivor, counted apart too. Classifications of survivors are
+read from --classes (module:line:operator:occurrence -> {class, why}) when it exists;
+score = (killed + timeouts) / (sampled - incompetent - equivalent - unreachable);
 mutants that do not compile are counted as incompetent, not killed.
 """
 
@@ -54,16 +56,17 @@ def main(argv=None):
     p.add_argument("session")
     p.add_argument("--sample")
     p.add_argument("--exec-time")
-    p.add_argument("--out", default=str(HERE / "results.json"))
+    p.add_argument("--out", default="results.json")
+    p.add_argument("--classes", default="classifications.json", help="survivor classifications (JSON)")
     p.add_argument("--root", default=".", help="the unmutated tree the module paths are relative to")
     p.add_argument("--table", help="also write the survivor table (markdown) here")
     args = p.parse_args(argv)
 
-    cls_path = HERE / "classifications.json"
+    cls_path = Path(args.classes)
     classes = json.loads(cls_path.read_text()) if cls_path.exists() else {}
     sample = json.loads(Path(args.sample).read_text()) if args.sample else {}
 
-    counts = dict(sampled=0, killed=0, timeout=0, survived=0, incompetent=0, other=0,
+    counts = dict(sampled=0, killed=0, timeout=0, survived=0, inconclusive=0, incompetent=0, other=0,
                   skipped_cuda_only=0, skipped_not_sampled=0, pending=0)
     mutants, survivors = [], []
     with use_db(args.session, WorkDB.Mode.open) as db:
@@ -78,7 +81,7 @@ def main(argv=None):
             if result.worker_outcome != WorkerOutcome.NORMAL:
                 outcome = "other"
             elif result.test_outcome == TestOutcome.SURVIVED:
-                outcome = "survived"
+                outcome = "inconclusive" if "MUTANT-INCONCLUSIVE" in out else "survived"
             elif result.test_outcome == TestOutcome.INCOMPETENT or not compiles(m, Path(args.root)):
                 outcome = "incompetent"  # cosmic-ray's own, or a mutant that is not valid Python
             elif out == "timeout" or "MUTANT-TIMEOUT" in out:
@@ -96,7 +99,7 @@ def main(argv=None):
                 v = VIOLATED_RE.findall(out)
                 row["requirements_violated"] = v[-1] if v else None
             mutants.append(row)
-            if outcome == "survived":
+            if outcome in ("survived", "inconclusive"):
                 c = classes.get(key(m), {})
                 survivors.append({**row, "diff": result.diff, "class": c.get("class", "unclassified"),
                                   "why": c.get("why", "")})
