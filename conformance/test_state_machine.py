@@ -415,12 +415,13 @@ class Protocol(RuleBasedStateMachine):
 
         A target held in reading() is silent: wait(TIMED) raises SyncTimeoutError on time and
         the future stays waitable (SEND-5)."""
-        p = self.futures.pop(0)
+        p = self.futures[0]  # popped after the drain, whose acks answer it too (ACK-2)
         same = {i for i in p.targets if self.model.same(i, p.epochs[i])}
         gone = {i for i in p.targets if i not in same or self.model.peers[i].state != LIVE}
         for i in sorted(same - gone):
             if self.model.peers[i].mode == "pull":
                 self._drain(i)
+        self.futures.pop(0)
         silent = (same - gone) & self.held - p.answered
         timeout = (0.0 if p.version % 2 else tm.TIMED) if silent else tm.T  # wait(0) only looks (SEND-5)
         done_before = p.future.done()  # every target has answered: the error must name all at fault (SEND-7)
