@@ -396,7 +396,9 @@ def pytest_sessionfinish(session, exitstatus):
     if hasattr(session.config, "workerinput"):
         return
     outcomes = {t["outcome"] for t in session.config._conformance_tests.values()}
-    if VIOLATED not in outcomes and INCONCLUSIVE in outcomes and exitstatus in (0, 1):
+    if VIOLATED in outcomes and exitstatus in (0, 1, 2):  # 2: -x stopped an xdist run
+        session.exitstatus = 1
+    elif INCONCLUSIVE in outcomes and exitstatus in (0, 1):
         session.exitstatus = INCONCLUSIVE_EXIT
 
 

@@ -60,6 +60,17 @@ def pack(msg: dict) -> bytes:
     return msgpack.packb(msg, use_bin_type=True)
 
 
+def padded(msg: dict, size: int) -> bytes:
+    """`msg` with an unknown field "x-pad" (to be ignored, WIRE-6) making the payload exactly `size` bytes."""
+    n = max(0, size - len(pack(msg)))
+    for _ in range(8):  # the bin header grows with its length: converge on the exact size
+        payload = pack({**msg, "x-pad": bytes(n)})
+        if len(payload) == size:
+            return payload
+        n += size - len(payload)
+    raise ValueError(f"cannot pad {msg['type']} to {size} bytes")
+
+
 def canonical(payload: bytes) -> bytes:
     """The payload re-encoded in canonical form: `type` first, Table 12-1's order, records likewise (WIRE-5)."""
     obj = msgpack.unpackb(payload, raw=False, strict_map_key=True)

@@ -96,7 +96,8 @@ class ReaderCommands:
             from .model import describe, digest
 
             with self.rx.reading():
-                before = (self.rx.version, digest(describe(self.rx.weights)))
+                with self.rx.reading():  # a nested block ends first: the outer one still holds (CONS-2)
+                    before = (self.rx.version, digest(describe(self.rx.weights)))
                 entered.set()
                 self.hold_release.wait(tm.BOUND * 4 if seconds is None else seconds)
                 self.held = (before, (self.rx.version, digest(describe(self.rx.weights))))
@@ -198,8 +199,12 @@ class ReaderCommands:
             raise TimeoutError("nested reading() deadlocked")
         return out["v"]
 
-    def do_poll_inside_reading(self):
+    def do_poll_inside_reading(self, nested=False):
+        """poll() inside reading(); with `nested`, after a nested block inside it has ended (CONS-3)."""
         with self.rx.reading():
+            if nested:
+                with self.rx.reading():
+                    pass
             self.rx.poll(0.0)
         return None
 

@@ -193,6 +193,8 @@ class Server(ReaderCommands):
         the target no longer matches the manifest and every apply must fail with an error
         ack, writing nothing (ACK-7, ACK-6): a fault any conforming implementation meets.
         ("slow", s): a mapping target pauses s seconds whenever it is read (ACK-7).
+        ("late_raise", s): as "raise", and a mapping target pauses s seconds once, at the next read:
+        the apply fails about s seconds after the Receive arrived.
         """
         if self.target is None:
             raise ValueError("fault needs a target")
@@ -201,6 +203,9 @@ class Server(ReaderCommands):
         dtype, shape = self.spec[name]
         torch = self.torch
         with torch.no_grad():
+            if isinstance(mode, tuple) and mode[0] == "late_raise" and isinstance(self.target, ControlledMapping):
+                self.target.pause_once = float(mode[1])
+                mode = "raise"
             if mode == "raise":
                 if self.saved is None:
                     self.saved = t.data
@@ -209,7 +214,7 @@ class Server(ReaderCommands):
                 if self.saved is not None:  # the bytes it held: a failed apply wrote none (ACK-7)
                     t.data, self.saved = self.saved, None
                 if isinstance(self.target, ControlledMapping):
-                    self.target.pause = 0.0
+                    self.target.pause = self.target.pause_once = 0.0
             elif isinstance(mode, tuple) and mode[0] == "slow" and isinstance(self.target, ControlledMapping):
                 self.target.pause = float(mode[1])
             else:

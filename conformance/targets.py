@@ -22,8 +22,12 @@ class ControlledMapping(Mapping):
     def __init__(self, tensors: dict):
         self._tensors = tensors
         self.pause = 0.0
+        self.pause_once = 0.0
 
     def _trip(self) -> None:
+        if self.pause_once:
+            delay, self.pause_once = self.pause_once, 0.0
+            time.sleep(delay)
         if self.pause:
             time.sleep(self.pause)
 

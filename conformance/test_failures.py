@@ -42,12 +42,12 @@ def test_error_in_apply_names_the_receiver(rigs, ws):
 
 @pytest.mark.req("SEND-7", "API-4", "SEND-3", "ACK-6")
 def test_one_error_names_every_receiver_at_fault_with_its_cause(rigs, ws):
-    """Receiver 0's apply fails, receiver 1 dies, receiver 2 is fine: one error names 0 and 1, each with why."""
+    """Receiver 1's apply fails, receiver 0 dies, receiver 2 is fine: one error names 0 and 1, each with why."""
     rig = rigs(basic(0), 3)
-    rig.workers[0].call("fault", "raise")
-    rig.workers[1].call("fault", ("slow", 5.0))  # killed mid-apply, before it can ack
+    rig.workers[1].call("fault", "raise")
+    rig.workers[0].call("fault", ("slow", 5.0))  # killed mid-apply, before it can ack
     f = rig.send_async(basic(1))
-    rig.workers[1].kill()
+    rig.workers[0].kill()
     # Both failures are known before wait() is called once done() says every target answered, so the
     # error must name both whatever the machine's speed (SEND-7's 1 s window is not what is tested
     # here). done() is only waited for, not judged: the state machine judges it.
@@ -57,16 +57,16 @@ def test_one_error_names_every_receiver_at_fault_with_its_cause(rigs, ws):
     e = expect_error(ws, "ReceiverError", f.wait, tm.T, ids="SEND-7", what="wait() on a send where one receiver "
                      "errs and one dies", naming=[0, 1])
     assert isinstance(e, ws.ReceiverDiedError), (
-        f"SEND-7 violated: the error is a {type(e).__name__}; receiver 1 died, so it must also be a ReceiverDiedError"
+        f"SEND-7 violated: the error is a {type(e).__name__}; receiver 0 died, so it must also be a ReceiverDiedError"
     )
-    assert getattr(e, "causes", None) == {0: "error", 1: "died"}, f"SEND-7 violated: causes {getattr(e, 'causes', None)}"
+    assert getattr(e, "causes", None) == {0: "died", 1: "error"}, f"SEND-7 violated: causes {getattr(e, 'causes', None)}"
     assert e.details.get(0) and e.details.get(1), f"SEND-7 violated: details {e.details}"
     assert e.version == 1, f"SEND-7 violated: the error carries version {e.version}, expected 1"
-    rig.model.failed_apply(0, 1)
-    rig.model.gone(1)
-    rig.workers[0].call("fault", None)
+    rig.model.failed_apply(1, 1)
+    rig.model.gone(0)
+    rig.workers[1].call("fault", None)
     rig.model.acked(2, 1)
-    rig.send(basic(2), workers=[0, 2])
+    rig.send(basic(2), workers=[1, 2])
     rig.check()
 
 
@@ -176,11 +176,19 @@ def _expect_rejected(ws, rig, bad: dict, kind: str) -> None:
 @pytest.mark.req("BAD-1", "BAD-2", "BAD-3", "VER-2")
 @pytest.mark.parametrize("kind", S.BAD_KINDS)
 def test_each_kind_of_bad_input_is_rejected_for_every_entry(rigs, ws, kind):
-    """Every kind against every entry of a fixed manifest, so no kind depends on what Hypothesis draws."""
+    """Every kind against every entry of a fixed manifest, so no kind depends on what Hypothesis draws:
+    first with new tensors, then with the very tensor objects of a send that was accepted (what a sender
+    remembers of a good send must not let a bad one through)."""
     rig = rigs(basic(0), 1)
     for which in range(len(S.BASIC_SPEC)):
         _expect_rejected(ws, rig, S.make_bad(S.BASIC_SPEC, basic(1), kind, which), kind)
         assert rig.sender.version == 0, f"VER-2 violated: a rejected send ({kind}) moved the version"
+    good = basic(1)
+    rig.send(good)
+    for which in range(len(S.BASIC_SPEC)):
+        rig.send(good)  # the same objects, unchanged: accepted again
+        _expect_rejected(ws, rig, S.make_bad(S.BASIC_SPEC, good, kind, which), kind)
+        assert rig.sender.version == 2 + which, f"VER-2 violated: a rejected send ({kind}) moved the version"
     rig.check()
 
 
@@ -352,4 +360,26 @@ def test_names_that_collide_once_nested_keys_are_flattened_are_refused(ws, rigs)
         expect_error(ws, "WeightsMismatchError", fn, colliding, timeout=tm.SHORT, ids="BAD-1",
                      what=f"{fn.__name__} of a TensorDict whose names collide once flattened")
     assert rig.sender.version == 0, f"VER-2 violated: a refused send moved the version to {rig.sender.version}"
+    rig.check()
+
+
+@pytest.mark.req("SEND-7", "ACK-6", "API-4")
+def test_receivers_that_fail_within_a_second_of_each_other_are_named_together(rigs, ws):
+    """Receiver 1's apply fails at once, receiver 0's some 0.4 s later (its target pauses once, then no
+    longer matches): a send collects answers for 1 s after its first failure (SEND-7), so its one error
+    names both, in ascending order whatever order they failed in (API-4). (A gap over 1 s on a busy
+    machine would be a matter of time: re-checked.)"""
+    rig = rigs(basic(0), 3)
+    rig.workers[1].call("fault", "raise")
+    rig.workers[0].call("fault", ("late_raise", 0.4))
+    e = expect_error(ws, "ReceiverError", rig.sender.send, basic(1), timeout=tm.T, ids="SEND-7",
+                     what="send where receiver 1 fails at once and receiver 0 0.4 s later")
+    in_time(set(e.workers) == {0, 1}, f"SEND-7 violated: the error names {e.workers}; receiver 0 failed within 1 s "
+                                      "of receiver 1, so both belong in it")
+    assert e.causes == {0: "error", 1: "error"}, f"SEND-7 violated: causes {e.causes}"
+    rig.model.publish(describe(basic(1)), [0, 1, 2])
+    for i in (0, 1):
+        rig.model.failed_apply(i, 1)
+        rig.workers[i].call("fault", None)
+    rig.send(basic(2))
     rig.check()

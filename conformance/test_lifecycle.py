@@ -325,6 +325,8 @@ def test_illegal_receiver_calls_raise_protocol_error(rigs):
     expect_remote_error(rig.workers[0].outcome("connect", tm.SHORT), "ProtocolError", ids="SM-R-7", what="connect() twice")
     expect_remote_error(rig.workers[0].outcome("poll_inside_reading"), "ProtocolError", ids="CONS-3",
                         what="poll() inside reading()")
+    expect_remote_error(rig.workers[0].outcome("poll_inside_reading", nested=True), "ProtocolError", ids="CONS-3",
+                        what="poll() inside reading(), after a reading() nested in it ended")
     rig.send_async(basic(1))
     rig.polled(0, 1, "CONS-3")
     rig.check()

@@ -22,7 +22,7 @@ import time
 import pytest
 
 from . import timing as tm
-from .peers import ITEMSIZE, ScriptedSender, frame, init, layout, pack, slotinfo
+from .peers import ITEMSIZE, MAX_TO_RECEIVER, ScriptedSender, frame, init, layout, pack, padded, slotinfo
 from .verdict import HarnessError, TooSlow, in_time
 
 
@@ -313,3 +313,22 @@ def test_connect_timeout_bounds_a_stalled_handshake(sender, request):
     assert status == "err" and value.isa("SyncTimeoutError"), f"INIT-5 violated: connect({tm.TIMED}) gave {value}"
     in_time(elapsed <= tm.TIMED + tm.SLACK, f"INIT-5 violated: connect({tm.TIMED}) returned after {elapsed:.1f} s")
     session.close()
+
+
+@pytest.mark.req("WIRE-2", "WIRE-6", "ACK-1")
+def test_a_frame_of_exactly_the_bound_is_read(sender, subject):
+    """A Receive whose payload is exactly 64 MiB (the sender-to-receiver bound, WIRE-2), padded with an
+    unknown field (ignored, WIRE-6), is a legal frame: the receiver applies it and acks."""
+    v0 = arrays(0)
+    session, manifest, nbytes = _handshake(sender, subject, v0)
+    v1 = arrays(1)
+    fd1 = sender.slot(1, layout(v1)[1], nbytes)
+    receive = {"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, nbytes)]}
+    session.send_raw(frame(padded(receive, MAX_TO_RECEIVER)), fds=[fd1])
+    ack, _ = _expect(session, "Ack", "WIRE-2")
+    assert (ack["version"], ack["status"]) == (1, "ok"), f"WIRE-2 violated: a Receive of exactly the bound got {ack}"
+    session.send({"type": "Stop"})
+    out = subject.finish()
+    assert out["applied"] and out["applied"][-1] == (1, digest(v1)), (
+        f"ACK-3 violated: after a Receive of exactly 64 MiB the receiver reports {out['applied']}"
+    )

@@ -217,3 +217,33 @@ def test_a_filesystem_socket_is_private_and_removed(ws):
         finally:
             sender.close()
         assert not os.path.exists(path), "RDV-8 violated: close() left the socket file behind"
+
+
+@pytest.mark.req("RDV-6", "INIT-5")
+@pytest.mark.parametrize("form", ["unix:PATH", "unix:@NAME", "tcp"])
+def test_a_join_where_nobody_listens_yet_is_tried_until_its_timeout(ws, form, tmp_path):
+    """Nobody listens at the URL's address (a socket file not there yet, an abstract name nobody bound, a
+    closed TCP port): connect(timeout) keeps trying and raises SyncTimeoutError once its timeout has
+    passed, neither at once nor late (RDV-6, INIT-5)."""
+    if form == "tcp":
+        if "network" not in ws.CAPABILITIES:
+            pytest.skip("capability network not declared in CAPABILITIES")
+        with socket.socket() as s:  # a port that was free a moment ago: nobody listens there
+            s.bind(("127.0.0.1", 0))
+            address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    elif form == "unix:PATH":
+        address = f"unix:{tmp_path / 'not-yet.sock'}"
+    else:
+        address = f"unix:@conformance-nobody-{os.getpid()}-{time.monotonic_ns()}"
+    receiver = ws.Receiver(f"{address}?receiver=0&secret={'ab' * 32}")
+    try:
+        t0 = time.monotonic()
+        expect_error(ws, "SyncTimeoutError", receiver.connect, tm.TIMED, ids="RDV-6",
+                     what=f"receiver.connect({tm.TIMED}) to {form} where nobody listens", limit=tm.TIMED + tm.SLACK)
+        elapsed = time.monotonic() - t0
+        assert elapsed >= tm.TIMED - tm.EARLY, (
+            f"RDV-6 violated: connect({tm.TIMED}) to {form} where nobody listens gave up after {elapsed:.2f} s; "
+            "it must try again until its timeout"
+        )
+    finally:
+        receiver.close()

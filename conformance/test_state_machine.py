@@ -361,6 +361,12 @@ class Protocol(RuleBasedStateMachine):
             for i in failing:
                 self.model.failed_apply(i, v_pub)
         elif silent:
+            if error is None:  # a silent receiver answered: it applied where it may not
+                held = sorted(silent & self.held)
+                raise AssertionError(
+                    f"{'CONS-2' if held else 'CONS-3'} violated: send to {targets} returned {v}: receivers "
+                    f"{held or sorted(silent)} applied it {'while a reading() block was open' if held else 'without poll()'}"
+                )
             self._check_fields(error, "SyncTimeoutError", "SEND-2", f"send to silent receivers {sorted(silent)}",
                                workers_within=targets, workers_include=silent, version=v_pub)
             assert elapsed >= timeout - tm.EARLY, (
@@ -458,6 +464,10 @@ class Protocol(RuleBasedStateMachine):
                     self.model.failed_apply(i, p.version)
             self.model.seen_dead(i for i in named if i in same and e.causes.get(i) == "died")
         else:
+            assert not silent, (
+                f"CONS-2 violated: wait() returned {v}: receivers {sorted(silent)} applied it while a reading() block "
+                "was open"
+            )
             assert not failing, f"ACK-6 violated: wait() returned {v} though the apply of {sorted(failing)} fails"
             assert v == p.version, f"SEND-5 violated: wait() returned {v}, expected {p.version}"
             for i in same - gone:

@@ -26,7 +26,7 @@ import pytest
 from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
-from .peers import LENGTH, MAX_TO_SENDER, ScriptedReceiver, ack, canonical, frame, pack, ready
+from .peers import LENGTH, MAX_TO_SENDER, ScriptedReceiver, ack, canonical, frame, pack, padded, ready
 from .model import describe
 from .rig import check_receiver_error, expect_error, waited
 from .verdict import TooSlow, in_time
@@ -533,4 +533,19 @@ def test_an_answer_that_arrives_with_the_end_of_the_channel_counts(ws, rigs, clo
     rig.model.gone(k)
     expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(2), workers=[k], timeout=tm.T, ids="CON-1",
                  what=f"a send to receiver {k} after its channel ended", naming=[k], limit=tm.REACTION + tm.SLACK)
+    rig.check()
+
+
+@pytest.mark.req("WIRE-2", "WIRE-6", "SEND-1")
+@pytest.mark.needs("push")
+def test_a_frame_of_exactly_the_bound_is_read(ws, rigs, closing):
+    """An Ack whose payload is exactly 65,536 bytes (the receiver-to-sender bound, WIRE-2), padded with an
+    unknown field (ignored, WIRE-6), is a legal frame: the send it answers returns its version."""
+    rig, peer, k = scripted(rigs)
+    closing(peer)
+    f = rig.send_async(basic(1), workers=[k])
+    v = next_receive(peer, "SEND-1")["version"]
+    peer.send_raw(frame(padded(ack(k, v), MAX_TO_SENDER)))
+    waited(f, "WIRE-2", what=f"wait() answered by an Ack of exactly {MAX_TO_SENDER} bytes")
+    rig.send(basic(2), workers=list(range(GOOD)))
     rig.check()
