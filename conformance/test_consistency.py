@@ -304,3 +304,30 @@ def test_poll_waits_for_reading_blocks_in_other_threads(rigs):
     )
     w.call("release")
     rig.check()
+
+
+@pytest.mark.req("LIFE-5", "ZC-3", "ACK-3")
+@pytest.mark.needs("zero_copy")
+@pytest.mark.parametrize("target", [None, "module"])
+def test_a_closed_zero_copy_receiver_keeps_its_version(rigs, ws, target):
+    """A zero-copy receiver closes holding version 1; the sender may then write its slot again (SLOT-2
+    counts live receivers only), and does, for the versions sent after. Its weights, and a module
+    target's tensors, still show version 1 bit for bit (LIFE-5)."""
+    if target == "module" and "module" not in ws.CAPABILITIES:
+        pytest.skip("capability module not declared in CAPABILITIES")
+    rig = rigs(basic(0), 2, zero_copy=[True, False], targets=[target, "mapping"], max_slots=2)
+    rig.send(basic(1))
+    w = rig.workers[0]
+    w.call("close", keep=True)
+    rig.model.gone(0)
+    for k in range(2, 6):  # two slots: each is written again at least once
+        rig.send(basic(k), workers=[1])
+        rig.check([1])
+    obs = w.call("observe")
+    assert obs["snapshot"][0] == "value", f"LIFE-6 violated: a closed receiver's weights could not be read: {obs}"
+    v, d, held = obs["snapshot"][1]
+    assert v == 1 and d == rig.model.published[1], (
+        f"LIFE-5 violated: a closed zero-copy receiver reports version {v}, and its weights "
+        f"{'are' if d == rig.model.published[1] else 'are not'} version 1's bytes after its slot was written again"
+    )
+    assert held is None or held == d, "LIFE-5 violated: the closed receiver's module target no longer holds version 1"
