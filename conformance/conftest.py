@@ -30,7 +30,8 @@ from hypothesis import HealthCheck, Phase, settings
 
 from . import timing as tm
 from .names import KNOWN_CAPABILITIES, REQUIRED_NAMES, TIMESCALE_ENV
-from .verdict import (INCONCLUSIVE, NOT_IMPLEMENTED, PASSED, SKIPPED, VIOLATED, Inconclusive, judge)
+from .verdict import (INCONCLUSIVE, NOT_IMPLEMENTED, PASSED, SKIPPED, VIOLATED, Inconclusive, implementation_packages,
+                      judge)
 
 ID_RE = re.compile(r"^[A-Z]+(?:-[A-Z])?-\d+$")
 SPEC_ID = re.compile(r"\*\*([A-Z]+(?:-[A-Z])?-\d+)\*\*")
@@ -249,9 +250,12 @@ def pytest_collection_modifyitems(config, items):
 # ---- the re-check of failures that are only about time ---------------------------------------------------
 
 
-def _timeout_types(config) -> tuple[type, ...]:
+def _judge(exc: BaseException, config):
+    """judge() with what it needs to know of the implementation: its timeout error and its packages."""
     ws = impl(config)
-    return (ws.SyncTimeoutError,) if ws is not None else ()
+    if ws is None:
+        return judge(exc)
+    return judge(exc, (ws.SyncTimeoutError,), implementation_packages(ws))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -263,7 +267,7 @@ def pytest_pyfunc_call(pyfuncitem):
     try:
         return (yield)
     except BaseException as first:  # noqa: BLE001 - judged, then re-raised or re-checked
-        j = judge(first, _timeout_types(pyfuncitem.config))
+        j = _judge(first, pyfuncitem.config)
         if j.kind != "timing":
             raise
         first_text = j.reason
@@ -279,7 +283,7 @@ def pytest_pyfunc_call(pyfuncitem):
         try:
             pyfuncitem.obj(**args)
         except BaseException as second:  # noqa: BLE001
-            j2 = judge(second, _timeout_types(pyfuncitem.config))
+            j2 = _judge(second, pyfuncitem.config)
             if j2.kind == "timing" and j2.ids:
                 raise AssertionError(f"{j2.reason.partition(': ')[2]} (missed again when re-checked at timescale "
                                      f"{scale:g}; the first run: {first_text})") from second
@@ -301,7 +305,7 @@ def pytest_runtest_makereport(item, call):
     rep = yield
     rep.conformance_ids = item.stash.get(_IDS, [])
     if rep.failed and call.excinfo is not None:
-        j = judge(call.excinfo.value, _timeout_types(item.config))
+        j = _judge(call.excinfo.value, item.config)
         if j.kind == VIOLATED:
             rep.conformance = {"outcome": VIOLATED, "blamed": list(j.ids), "reason": j.reason}
         else:

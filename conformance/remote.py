@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .names import ERROR_NAMES
+from .verdict import implementation_call, implementation_packages
 
 
 @dataclass
@@ -26,6 +27,8 @@ class RemoteError:
     version: object = None
     details: dict = field(default_factory=dict)
     builtins: tuple[str, ...] = ()  # ValueError, TimeoutError, ... it is an instance of
+    #: The requirement of the binding call it came out of, when it did (verdict.implementation_call).
+    call: str | None = None
 
     def isa(self, name: str) -> bool:
         return name in self.kinds or name in self.builtins or name == self.type
@@ -48,4 +51,5 @@ def describe_error(ws, e: BaseException) -> RemoteError:
         getattr(e, "version", None),
         {int(k): str(v) for k, v in details.items()} if isinstance(details, Mapping) else {},
         builtins,
+        implementation_call(e, implementation_packages(ws)),
     )

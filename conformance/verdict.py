@@ -73,6 +73,42 @@ def named(text: str) -> list[str]:
     return out
 
 
+#: The requirement that an unexpected error from a binding call breaks: the call's own contract.
+CALL_IDS = {("Sender", "__init__"): "API-1", ("Receiver", "__init__"): "API-3", ("Sender", "close"): "LIFE-4",
+            ("Receiver", "close"): "LIFE-5", "send": "SEND-1", "send_async": "SEND-5", "wait": "SEND-5",
+            "done": "API-2", "connect": "INIT-4", "handle": "LIFE-2", "url": "RDV-1", "drop": "API-9",
+            "poll": "API-3", "reading": "CONS-2", "__enter__": "CONS-2", "pack": "API-8"}
+
+
+def implementation_packages(ws) -> frozenset[str]:
+    """Top-level packages of the implementation: its module's, and those of its classes and their bases
+    (a shim's or a mutant's code calls into them)."""
+    names = {ws.__name__.split(".")[0]}
+    for attr in ("Sender", "Receiver", "WeightSyncError"):
+        cls = getattr(ws, attr, None)
+        for base in getattr(cls, "__mro__", ()):
+            names.add(base.__module__.split(".")[0])
+    return frozenset(names - {"builtins", "conformance"})
+
+
+def implementation_call(exc: BaseException, packages: frozenset[str]) -> str | None:
+    """The requirement of the outermost binding call in `exc`'s traceback that raised it, if it came out of
+    the implementation: an error where the spec expects the call to succeed breaks that call's contract."""
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_globals.get("__name__", "").split(".")[0] in packages:
+            name = frame.f_code.co_name
+            owner = frame.f_locals.get("self")
+            kinds = [c.__name__ for c in type(owner).__mro__] if owner is not None else []
+            for kind in kinds:
+                if (kind, name) in CALL_IDS:
+                    return CALL_IDS[(kind, name)]
+            return CALL_IDS.get(name) or ("API-2" if any("Sender" in k for k in kinds) else "API-3")
+        tb = tb.tb_next
+    return None
+
+
 @dataclass(frozen=True)
 class Judgement:
     """What one exception says: `kind` is VIOLATED, "timing" (to be re-checked) or INCONCLUSIVE."""
@@ -93,13 +129,15 @@ def _text(e: BaseException) -> str:
     return f"{type(e).__name__}: {first[0] if first else ''}"
 
 
-def judge(exc: BaseException, timeout_types: tuple[type, ...] = ()) -> Judgement:
+def judge(exc: BaseException, timeout_types: tuple[type, ...] = (), packages: frozenset[str] = frozenset()) -> Judgement:
     """Judge a test's exception; inside an exception group (Hypothesis), a violation wins over time.
 
     `timeout_types`: the implementation's SyncTimeoutError. A call that was expected to
     succeed and timed out without the test catching it is a matter of time, like TooSlow.
+    `packages`: the implementation's (implementation_packages); an error that came out of one
+    of its calls, which no check caught, violates that call's requirement (CALL_IDS).
     """
-    verdicts = [_judge_one(e, timeout_types) for e in _leaves(exc)]
+    verdicts = [_judge_one(e, timeout_types, packages) for e in _leaves(exc)]
     for kind in (VIOLATED, "timing", INCONCLUSIVE):
         hits = [v for v in verdicts if v.kind == kind]
         if hits:
@@ -108,7 +146,7 @@ def judge(exc: BaseException, timeout_types: tuple[type, ...] = ()) -> Judgement
     return Judgement(INCONCLUSIVE, (), _text(exc))  # pragma: no cover - an empty group
 
 
-def _judge_one(e: BaseException, timeout_types: tuple[type, ...]) -> Judgement:
+def _judge_one(e: BaseException, timeout_types: tuple[type, ...], packages: frozenset[str]) -> Judgement:
     text = str(e)
     if isinstance(e, Inconclusive):
         return Judgement(INCONCLUSIVE, (), _text(e))
@@ -119,5 +157,9 @@ def _judge_one(e: BaseException, timeout_types: tuple[type, ...]) -> Judgement:
     ids = named(text)
     if ids:
         return Judgement(VIOLATED, tuple(ids), _text(e))
+    call = getattr(getattr(e, "error", None), "call", None) or implementation_call(e, packages)
+    if call is not None and isinstance(e, Exception):
+        return Judgement(VIOLATED, (call,), f"the implementation raised, where the spec expects its call to "
+                                            f"succeed: {_text(e)}")
     return Judgement(INCONCLUSIVE, (), f"a check failed without naming a requirement ({_text(e)}): "
                                        "a gap in the suite, please report it")

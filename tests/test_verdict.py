@@ -1,0 +1,99 @@
+"""The suite's verdicts (conformance/verdict.py, conformance/timing.py): pure, no processes."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance import timing as tm
+from conformance.verdict import (INCONCLUSIVE, VIOLATED, HarnessError, Inconclusive, TooSlow, WorkerLost, in_time,
+                                 judge, named)
+
+
+class SyncTimeoutError(TimeoutError):
+    """Stands for an implementation's own timeout error."""
+
+
+def test_a_failure_blames_exactly_the_ids_its_message_names():
+    j = judge(AssertionError("ACK-3 violated: receiver 0 holds version 2 with other bytes"))
+    assert (j.kind, j.ids) == (VIOLATED, ("ACK-3",))
+    j = judge(AssertionError("SEND-1, ACK-1 violated: send raised ...; SM-S-9 is not named"))
+    assert j.ids == ("SEND-1", "ACK-1")
+    assert named("API-9 violated (API-7): x") == ["API-9"]
+
+
+def test_a_failure_that_names_nothing_is_inconclusive_not_a_violation():
+    for e in (AssertionError("assert 1 == 2"), KeyError("a"), RuntimeError("boom")):
+        j = judge(e)
+        assert (j.kind, j.ids) == (INCONCLUSIVE, ()), e
+
+
+def test_time_and_harness():
+    assert judge(TooSlow("SEND-2 violated: send did not return within 13.0 s")).kind == "timing"
+    assert judge(HarnessError("worker 1 gave no answer within 15 s")).ids == ()
+    assert judge(SyncTimeoutError("no ack"), (SyncTimeoutError,)).kind == "timing"
+    assert judge(SyncTimeoutError("no ack")).kind == INCONCLUSIVE  # not the implementation's class
+    for e in (Inconclusive("pool"), WorkerLost("worker 2 died")):
+        assert judge(e).kind == INCONCLUSIVE and judge(e).ids == ()
+    with pytest.raises(TooSlow, match="LIFE-5"):
+        in_time(False, "LIFE-5 violated: close took 12 s")
+    in_time(True, "not raised")
+
+
+def test_in_an_exception_group_a_violation_wins_and_each_blames_its_own():
+    group = BaseExceptionGroup("hypothesis", [TooSlow("API-3 violated: slow"), AssertionError("CONS-1 violated: torn"),
+                                              ExceptionGroup("inner", [AssertionError("SLOT-2 violated: rewritten")])])
+    j = judge(group)
+    assert (j.kind, set(j.ids)) == (VIOLATED, {"CONS-1", "SLOT-2"})
+    assert judge(BaseExceptionGroup("g", [TooSlow("WIRE-7 violated: x"), Inconclusive("y")])).kind == "timing"
+
+
+def test_time_failures_pass_through_code_that_catches_exceptions():
+    """Hypothesis and the suite's own `except Exception` must not swallow them."""
+    assert not issubclass(TooSlow, Exception) and not issubclass(Inconclusive, Exception)
+
+
+def test_the_timescale_follows_the_measured_load():
+    assert tm.scale_for({"load": 1.0, "rtt_ms": 0.05}) == 1.0
+    assert tm.scale_for({"load": 1.4, "rtt_ms": 0.05}) == 1.0
+    assert tm.scale_for({"load": 3.46, "rtt_ms": 0.05}) == 3.5
+    assert tm.scale_for({"load": 1.0, "rtt_ms": 9.0}) == 2.0
+    assert tm.scale_for({"load": 40.0, "rtt_ms": 0.05}) == 8.0
+    m = tm.calibrate(samples=3)
+    assert m["load"] > 0.5 and m["rtt_ms"] > 0
+
+
+def test_scaled_bounds_and_the_unscaled_ones():
+    base_scale, base_t, base_early, frame = tm.SCALE, tm.T, tm.EARLY, tm.FRAME_BOUND
+    with tm.scaled(3):
+        assert tm.T == pytest.approx(3 * base_t)
+        assert tm.SLACK == pytest.approx(3 * base_scale * tm.BASE["SLACK"])
+        assert (tm.EARLY, tm.FRAME_BOUND) == (base_early, frame)
+    assert (tm.SCALE, tm.T) == (base_scale, base_t)
+
+
+def _fake_implementation():
+    """Classes whose code lives in a module named like an implementation's ("fakeimpl.core")."""
+    namespace = {"__name__": "fakeimpl.core"}
+    exec(  # noqa: S102 - a module of the test's own, so that its frames carry another module name
+        "class Sender:\n"
+        "    def __init__(self, broken=False):\n"
+        "        if broken:\n"
+        "            raise OSError('mmap failed')\n"
+        "    def send(self):\n"
+        "        return self._publish()\n"
+        "    def _publish(self):\n"
+        "        raise RuntimeError('no free slot index')\n",
+        namespace,
+    )
+    return namespace["Sender"]
+
+
+def test_an_error_out_of_an_implementation_call_violates_that_calls_requirement():
+    Sender = _fake_implementation()
+    packages = frozenset({"fakeimpl"})
+    for call, want in ((lambda: Sender(broken=True), "API-1"), (lambda: Sender().send(), "SEND-1")):
+        with pytest.raises(Exception) as info:  # noqa: B017
+            call()
+        j = judge(info.value, packages=packages)
+        assert (j.kind, j.ids) == (VIOLATED, (want,)), j
+        assert judge(info.value).kind == INCONCLUSIVE  # not known to be the implementation's: the suite's own
