@@ -14,7 +14,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(git -C "$HERE" rev-parse --show-toplevel)"
-REV="${REV:-ae0b362}"
+REV="${REV:-eb7f267}"
 MUT_DIR="${MUT_DIR:-/tmp/mut}"
 WORK="${WORK:-/tmp/weightsync-mutation}"
 NICE="${NICE:-10}"
