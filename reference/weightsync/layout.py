@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, TypeAlias, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 import torch
 from torch import nn
@@ -41,7 +41,7 @@ def dtype_of(name: str) -> torch.dtype:
     return dtype
 
 
-def _tensordict_base() -> type | tuple[()]:
+def _tensordict_base() -> Any:
     """TensorDictBase once the caller has imported tensordict, else (): no TensorDict can exist before.
 
     Never imported here: the import costs more than torch's own (seconds on a loaded
