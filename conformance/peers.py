@@ -144,7 +144,8 @@ class WireSocket:
 
     def recv(self, bound: float | None = None) -> tuple[dict, list[int]]:
         """The next message as a dict, with the handles it lists taken in arrival order (WIRE-4)."""
-        end = time.monotonic() + (tm.BOUND if bound is None else bound)
+        bound = tm.BOUND if bound is None else bound
+        end = time.monotonic() + bound
         while True:
             if len(self._buf) >= 4:
                 (n,) = LENGTH.unpack_from(self._buf)

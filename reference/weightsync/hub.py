@@ -435,7 +435,9 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
         finally:
             s._mu.release()
         del s
-        events = poller.poll(transport.millis(timer))
+        # At most a heartbeat: a caller may have made a network receiver active since the snapshot
+        # (a join its connect() took), and nothing here would wake for it (NET-4).
+        events = poller.poll(transport.millis(HEARTBEAT if timer is None else min(timer, HEARTBEAT)))
         if any(fd == stop_r for fd, _ in events):
             return
         s = ref()

@@ -1,0 +1,66 @@
+"""The listening sender's helper thread (hub._serve_joins): it keeps a network receiver's lease alive
+while no call runs (NET-4), whatever a caller changed while it slept.
+
+The race it must survive: the thread takes its snapshot while no network receiver is active (so it
+has no heartbeat to time), and before it polls, a caller's connect() completes a join. The thread
+is parked at that moment here, deterministically, by a poll() that waits for the test.
+"""
+
+from __future__ import annotations
+
+import select
+import threading
+
+import pytest
+import torch
+
+import weightsync as ws
+from conformance.peers import Joiner, ready
+from conformance.verdict import HarnessError
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class _ParkedPoll:
+    """select.poll() whose first poll in the listener thread waits until `release` is set."""
+
+    def __init__(self, real, parked: threading.Event, release: threading.Event):
+        self._real, self._parked, self._release = real, parked, release
+
+    def register(self, *args):
+        return self._real.register(*args)
+
+    def poll(self, timeout=None):
+        if threading.current_thread().name == "weightsync-listener" and not self._parked.is_set():
+            self._parked.set()
+            self._release.wait(20)
+        return self._real.poll(timeout)
+
+
+def test_a_join_completed_while_the_listener_sleeps_still_gets_heartbeats(monkeypatch):
+    real_poll = select.poll
+    parked, release = threading.Event(), threading.Event()
+    monkeypatch.setattr(select, "poll", lambda: _ParkedPoll(real_poll(), parked, release))
+    with ws.Sender({"w": torch.zeros(16)}, 1, listen="tcp://127.0.0.1:0") as sender:
+        assert parked.wait(10), "the listener thread never polled"
+        # The caller's connect() answers the join (Hello, Welcome, Init, Ready) while the listener sleeps.
+        connecting = threading.Thread(target=sender.connect, args=(10,), kwargs={"workers": [0]}, daemon=True)
+        connecting.start()
+        joiner = Joiner(sender.url(0))
+        try:
+            assert joiner.join().get("type") == "Welcome"
+            init = joiner.handshake(answer=False)
+            joiner.send(ready(0, init["version"]))
+            connecting.join(10)
+            assert not connecting.is_alive(), "connect() did not return"
+            release.set()
+            kinds = []
+            while "Heartbeat" not in kinds:  # "still here" at least every second (NET-4), with no call running
+                try:
+                    msg, _ = joiner.recv(3.0)
+                except HarnessError:
+                    pytest.fail(f"no Heartbeat within 3 s of connect() while no call ran; frames: {kinds}")
+                kinds.append(msg.get("type"))
+        finally:
+            release.set()
+            joiner.close()
