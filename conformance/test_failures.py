@@ -227,6 +227,13 @@ def test_mismatch_error_names_the_entry_and_both_values(rigs, ws):
         f"BAD-2 violated: the error does not name the entry and both shapes: {msg}"
     )
     assert isinstance(e, ValueError), "API-4 violated: WeightsMismatchError is not a ValueError"
+    bad = basic(1)
+    bad["steps"] = bad["steps"].to(torch.int32)
+    e = expect_error(ws, "WeightsMismatchError", rig.sender.send, bad, timeout=tm.T, ids="BAD-2",
+                     what="send with a wrong dtype")
+    assert "steps" in str(e) and "int32" in str(e) and "int64" in str(e), (
+        f"BAD-2 violated: the error does not name the entry and both dtypes (int32 given, int64 expected): {e}"
+    )
 
 
 @pytest.mark.req("BAD-3", "CONS-4")

@@ -119,7 +119,7 @@ def test_target_mismatch_fails_the_handshake(rigs, ws):
     rig.check()
 
 
-@pytest.mark.req("INIT-5")
+@pytest.mark.req("INIT-5", "SM-S-5", "LIFE-2")
 def test_sender_connect_is_bounded(rigs, ws):
     rig = rigs(basic(0), 2, connect=False)
     rig.open(0)
@@ -129,6 +129,17 @@ def test_sender_connect_is_bounded(rigs, ws):
     expect_error(ws, "SyncTimeoutError", lambda: rig.sender.connect(tm.SHORT, workers=[0, 1]), ids="INIT-5",
                  what="sender.connect with a silent receiver", naming=[1], limit=tm.SHORT + tm.SLACK)
     expect_remote_ok(rig.workers[0].result(), ids="INIT-4", what="receiver 0's connect")
+    rig.model.connected(0, 0, "push")
+    # Receiver 1 is connecting (its Init sent, no Ready): a new handle replaces it over a new channel
+    # (SM-S-5), and a new process connects with it (LIFE-2).
+    rig.model.reset(1)
+    try:
+        handle = rig.sender.handle(1)
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"SM-S-5 violated: handle(1) of a connecting receiver raised {type(e).__name__}: {e}") from None
+    rig.connect([1], handles={1: handle})
+    rig.send(basic(1))
+    rig.check()
 
 
 @pytest.mark.req("INIT-5")

@@ -224,3 +224,16 @@ def test_a_frozen_worker_is_named_by_the_lease_and_rejoins(ws, rigs):
     rig.polled(1, 4, "RDV-5")
     waited(g, "RDV-5")
     rig.check()
+
+
+@pytest.mark.waits(7)
+@pytest.mark.req("NET-4", "LIFE-7")
+def test_an_idle_network_receiver_keeps_its_lease(ws, rigs):
+    """Nothing is sent for longer than a lease: heartbeats keep both sides' leases alive, so the receiver
+    neither stops on its own nor is named gone, and the next send reaches it (NET-4)."""
+    rig = rigs(basic(0), 1, listen="tcp")
+    time.sleep(6.5)  # idle past the 5 s lease of the Init (lease_ms): no call runs on either side
+    state = rig.workers[0].call("state")
+    assert state["stopped"] is False, f"NET-4 violated: an idle receiver stopped while its sender was alive: {state}"
+    rig.send(basic(1))
+    rig.check()

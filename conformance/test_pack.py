@@ -181,3 +181,16 @@ def test_a_packed_target_receives_into_its_buffer(ws):
     finally:
         sender.close()
         receiver.close()
+
+
+@pytest.mark.req("API-8")
+def test_distinct_tensors_are_not_tied_even_when_empty(ws):
+    """Only one tensor under two names is tied (API-8): distinct tensors with no elements, which may all
+    report the same data pointer, are packed like any others."""
+    weights = {"a": torch.zeros(0), "b": torch.zeros(0, 3), "c": torch.arange(3.0)}
+    try:
+        packed = ws.pack(weights)
+    except ValueError as e:
+        raise AssertionError(f"API-8 violated: pack() refused distinct empty tensors as tied: {e}") from None
+    assert all(packed[n] is t for n, t in weights.items()), "API-8 violated: pack() replaced a tensor object"
+    assert torch.equal(packed["c"], torch.arange(3.0)), "API-8 violated: pack() changed a value"

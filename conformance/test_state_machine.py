@@ -478,7 +478,7 @@ class Protocol(RuleBasedStateMachine):
     # ---- rules: receivers ------------------------------------------------------------------
 
     @precondition(lambda self: bool(self._ids(lambda p: p.state == LIVE and p.mode == "pull")))
-    @rule(data=st.data(), timeout=st.sampled_from(["default", 0.0, "short", -1.0]))
+    @rule(data=st.data(), timeout=st.sampled_from(["default", 0.0, "short", -1.0, None]))
     def poll(self, data, timeout):
         """Pull mode applies only in poll() and returns the newest pending version or None,
         waiting up to its timeout (default 0) when nothing is pending; a negative timeout
@@ -487,6 +487,18 @@ class Protocol(RuleBasedStateMachine):
         i = data.draw(st.sampled_from(self._ids(lambda p: p.state == LIVE and p.mode == "pull")), label="receiver")
         pending = set(self.model.peers[i].pending)
         w = self.rig.workers[i]
+        if timeout is None and (not pending or i in self.readers):
+            timeout = 0.0  # poll(None) waits without bound: only with a version pending that nothing holds back
+        if timeout is None:
+            try:
+                v = w.call("poll", None, bound=tm.T + tm.BOUND)
+            except RemoteFailure as e:
+                return self._poll_failed(i, e.error, pending)
+            except HarnessError as e:
+                raise TooSlow(f"API-3 violated: poll(None) with {sorted(pending)} pending did not return: {e}") from None
+            assert v in pending, f"API-3 violated: poll(None) gave {v} with {sorted(pending)} pending; it waits for one"
+            self._answered(i, v, read=False)
+            return
         if timeout == -1.0:
             status, err = w.outcome("poll", -1.0)
             assert status == "err" and err.isa("ValueError"), (

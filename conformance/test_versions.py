@@ -1,6 +1,7 @@
 """Spec section 5, versions and acks (VER-*, ACK-*), and what a send returns (SEND-1, SEND-5)."""
 
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -148,3 +149,23 @@ def test_slot_timeout_names_only_the_receivers_that_hold_slots(rigs, ws):
     assert e.version is None, f"SLOT-3 violated: a send that published nothing raised with version {e.version}"
     rig.polled(1, 1, "ACK-1")
     rig.check()
+
+
+@pytest.mark.req("ACK-3")
+@pytest.mark.needs("push")
+@pytest.mark.parametrize("target", [None, "mapping"])
+def test_values_that_compare_equal_are_still_sent_bit_for_bit(rigs, target):
+    """+0.0 then -0.0, and one NaN then another: equal (or unordered) as numbers, other bits. A receiver
+    that skips a copy because the values compare equal does not hold what was published (ACK-3)."""
+    spec = [("f", torch.float32, (3,)), ("h", torch.bfloat16, (2,)), ("d", torch.float64, ())]
+
+    def filled(bits: dict) -> dict:
+        return {n: torch.tensor(bits[n], dtype={"f": torch.int32, "h": torch.int16, "d": torch.int64}[n]).view(d)
+                .reshape(s).clone() for n, d, s in spec}
+
+    pos = filled({"f": [0, 0, 0x7FC00000], "h": [0, 0x7FC0], "d": 0})
+    neg = filled({"f": [-0x80000000, 0, 0x7FC00001], "h": [-0x8000, 0x7FC1], "d": -0x8000000000000000})
+    rig = rigs(pos, 1, targets=target)
+    for w in (neg, pos, neg):
+        rig.send(w)
+        rig.check()

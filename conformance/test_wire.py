@@ -549,3 +549,43 @@ def test_a_frame_of_exactly_the_bound_is_read(ws, rigs, closing):
     waited(f, "WIRE-2", what=f"wait() answered by an Ack of exactly {MAX_TO_SENDER} bytes")
     rig.send(basic(2), workers=list(range(GOOD)))
     rig.check()
+
+
+@pytest.mark.req("INIT-1", "WIRE-4")
+@pytest.mark.needs("push")
+def test_an_init_lists_every_slot(ws, rigs, closing):
+    """After versions have gone through several slots, a receiver that joins gets an Init listing every
+    slot of the sender, each with its handle (INIT-1): at least all those a receiver connected from the
+    start was introduced to (in its Init and its Receives' new_slots)."""
+    rig = rigs(basic(0), 3, connect=[0])
+
+    def join(k):
+        peer = ScriptedReceiver(rig.sender.handle(k), k)
+        closing(peer)
+        out = {}
+        t = threading.Thread(target=lambda: out.update(e=_attempt(lambda: rig.sender.connect(tm.T, workers=[k]))),
+                             daemon=True)
+        t.start()
+        try:
+            peer.handshake()
+        except HarnessError as e:
+            raise TooSlow(f"INIT-1 violated: no Init reached the scripted receiver: {e}") from None
+        t.join(tm.T + tm.SLACK)
+        in_time("e" in out, "INIT-4 violated: connect of a scripted receiver that answered Ready did not return")
+        assert out["e"] is None, f"INIT-4 violated: connect of a correct scripted receiver raised {out['e']}"
+        return peer
+
+    first = join(1)
+    known = {s["slot"] for s in first.init["slots"]}
+    for step in range(1, 6):
+        f = rig.send_async(basic(step), workers=[0, 1])
+        m = next_receive(first, "SEND-1")
+        known |= {s["slot"] for s in m["new_slots"]}
+        first.send(ack(1, m["version"]))
+        waited(f, "SEND-1")
+    late = join(2)
+    listed = {s["slot"] for s in late.init["slots"]}
+    assert known <= listed, f"INIT-1 violated: the Init lists slots {sorted(listed)}; the sender has {sorted(known)}"
+    assert set(late.slot_fds) == listed, (
+        f"WIRE-4 violated: the Init lists slots {sorted(listed)} but brought handles for {sorted(late.slot_fds)}"
+    )
