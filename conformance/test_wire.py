@@ -589,3 +589,39 @@ def test_an_init_lists_every_slot(ws, rigs, closing):
     assert set(late.slot_fds) == listed, (
         f"WIRE-4 violated: the Init lists slots {sorted(listed)} but brought handles for {sorted(late.slot_fds)}"
     )
+
+
+@pytest.mark.req("INIT-1", "WIRE-4", "LIFE-1")
+@pytest.mark.needs("pull")
+def test_an_init_with_more_handles_than_one_message_carries(ws):
+    """A pull receiver that never polls pins a slot per version: after 260 versions a receiver that joins
+    gets an Init with over 250 slot handles, more than one socket message can carry. It still arrives
+    whole, and the joiner holds the latest version (INIT-1, WIRE-4, LIFE-1)."""
+    sender = ws.Sender(basic(0), 2, max_slots=300)
+    silent = ws.Receiver(sender.handle(0), mode="pull")
+    late = ws.Receiver(sender.handle(1))
+    try:
+        t = threading.Thread(target=lambda: silent.connect(tm.T), daemon=True)
+        t.start()
+        bounded(sender.connect, tm.T, workers=[0], limit=tm.T + tm.SLACK, what="connect(workers=[0])")
+        t.join(tm.T + tm.SLACK)
+        for k in range(1, 261):
+            bounded(sender.send_async, basic(k % 7), workers=[0], timeout=tm.T, limit=tm.T + tm.SLACK,
+                    what=f"send_async #{k}")
+        box = {}
+        t = threading.Thread(target=lambda: box.update(r=_outcome(lambda: late.connect(tm.T))), daemon=True)
+        t.start()
+        try:
+            bounded(sender.connect, tm.T, workers=[1], limit=tm.T + tm.SLACK, what="connect(workers=[1])")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"INIT-1 violated: a joiner whose Init carries 260 handles did not connect: {e}") from None
+        t.join(tm.T + tm.SLACK)
+        in_time("r" in box, "INIT-1 violated: receiver.connect of a joiner with a 260-handle Init did not return")
+        assert box["r"] == ("ok", 260), f"LIFE-1 violated: the joiner's connect() gave {box['r']}, not version 260"
+        with late.reading():
+            got = {n: S.raw_bytes(t) for n, t in late.weights.items()}
+        assert got == {n: S.raw_bytes(t) for n, t in basic(260 % 7).items()}, "ACK-3 violated: the joiner's bytes"
+    finally:
+        late.close()
+        silent.close()
+        sender.close()
