@@ -71,6 +71,8 @@ class Peer:
     #: Gone, and the sender has shown it knows (an error named it died, or it was dropped): until
     #: then the sender may not have read its end of channel yet, and a send may still publish (SEND-3).
     seen_gone: bool = False
+    #: Gone because the sender's caller dropped it (API-9): the sender must treat it as dead.
+    dropped: bool = False
 
 
 class Model:

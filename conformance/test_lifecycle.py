@@ -137,7 +137,13 @@ def test_sender_connect_is_bounded(rigs, ws):
         handle = rig.sender.handle(1)
     except Exception as e:  # noqa: BLE001
         raise AssertionError(f"SM-S-5 violated: handle(1) of a connecting receiver raised {type(e).__name__}: {e}") from None
-    rig.connect([1], handles={1: handle})
+    try:
+        rig.connect([1], handles={1: handle})
+    except TooSlow as e:
+        raise TooSlow(f"SM-S-5 violated: a new process with handle(1) of a connecting receiver did not connect: {e}") from None
+    except AssertionError as e:
+        raise AssertionError(f"SM-S-5 violated: a new process could not connect with handle(1) of a connecting "
+                             f"receiver: {e}") from None
     rig.send(basic(1))
     rig.check()
 

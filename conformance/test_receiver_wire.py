@@ -142,9 +142,11 @@ def _expect(session, kind: str, ids: str):
         raise TooSlow(f"{ids} violated: no {kind} from the receiver: {e}") from None
 
 
-def _closes(session, what: str, bound: float | None = None):
+def _closes(session, what: str, bound: float | None = None, rule: str | None = None):
+    """The receiver closes its channel after a violation by the sender (SM-R-7; `rule`: the one broken)."""
     bound = tm.REACTION + tm.SLACK if bound is None else bound
-    in_time(session.closed_by_peer(bound), f"SM-R-7 violated: the receiver kept the channel open {bound:.0f} s after {what}")
+    ids = "SM-R-7" if rule is None else f"{rule}, SM-R-7"
+    in_time(session.closed_by_peer(bound), f"{ids} violated: the receiver kept the channel open {bound:.0f} s after {what}")
 
 
 @pytest.mark.req("INIT-4", "ACK-1", "ACK-2", "ACK-3", "SLOT-1", "WIRE-8", "WIRE-5", "WIRE-4", "SM-R-3", "LIFE-7", "RDV-3")
@@ -272,7 +274,7 @@ def test_a_sender_that_breaks_the_protocol_is_cut_off(sender, subject, bad):
     if data is None:
         data = frame(pack(init(0, manifest, [], 1, 0)))
     session.send_raw(data)
-    _closes(session, bad)
+    _closes(session, bad, rule=rule)
     out = subject.finish()
     assert [v for v, _ in out["applied"]] == [0], f"{rule} violated: after {bad} the receiver reported {out['applied']}"
     assert out["stopped"] or out["error"], f"SM-R-7 violated: after {bad} the receiver neither stopped nor failed"

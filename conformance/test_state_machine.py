@@ -235,8 +235,11 @@ class Protocol(RuleBasedStateMachine):
         by_class = {"ReceiverDiedError": {i for i, s in bad.items() if s == GONE},
                     "ProtocolError": {i for i, s in bad.items() if s == UNCONNECTED}}
         cls = next((c for c in ("ReceiverDiedError", "ReceiverError", "ProtocolError") if self._is(e, c)), None)
+        dropped = sorted(i for i in bad if self.model.peers[i].dropped)
         assert cls is not None and by_class.get(cls), (
-            f"SEND-4 violated: {what} to receivers in states {bad} raised {type(e).__name__}: {e}"
+            f"{'API-9' if dropped and cls != 'ReceiverDiedError' else 'SEND-4'} violated: {what} to receivers in "
+            f"states {bad}{f' (dropped: {dropped}, as if they had died)' if dropped else ''} raised "
+            f"{type(e).__name__}: {e}"
         )
         if cls == "ReceiverDiedError":
             named = self._check_fields(e, cls, "SEND-4", what, workers_within=by_class[cls],
@@ -613,7 +616,7 @@ class Protocol(RuleBasedStateMachine):
         if live:
             self._forget(i)
             self.model.gone(i, seen=True)  # drop() returned: the sender knows
-            self.model.peers[i].local = "none"
+            self.model.peers[i].local, self.model.peers[i].dropped = "none", True
             self.rig.workers[i].kill()
 
     @precondition(lambda self: bool(self._live()))

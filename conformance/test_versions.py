@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from . import strategies as S
 from . import timing as tm
 from .rig import expect_error, waited
+from .verdict import HarnessError, TooSlow
 
 
 def basic(seed=0):
@@ -169,3 +170,22 @@ def test_values_that_compare_equal_are_still_sent_bit_for_bit(rigs, target):
     for w in (neg, pos, neg):
         rig.send(w)
         rig.check()
+
+
+@pytest.mark.req("API-3", "CONS-3")
+@pytest.mark.needs("pull")
+def test_poll_none_waits_for_the_next_version(rigs):
+    """poll(None) waits without bound: started before anything is sent, it returns the version sent
+    after it (API-3); poll() returns at once when nothing is pending, and the default is 0 (CONS-3)."""
+    rig = rigs(basic(0), 1, modes=["pull"])
+    w = rig.workers[0]
+    w.submit("poll", None)
+    f = rig.send_async(basic(1))
+    try:
+        status, v = w.result(tm.T + tm.BOUND)
+    except HarnessError as e:
+        raise TooSlow(f"API-3 violated: poll(None) did not return once version 1 was sent: {e}") from None
+    assert status == "ok" and v == 1, f"API-3 violated: poll(None) started before a send gave {status} {v}, not 1"
+    rig.model.acked(0, 1)
+    waited(f, "SEND-5")
+    rig.check()
