@@ -77,7 +77,8 @@ def named(text: str) -> list[str]:
 CALL_IDS = {("Sender", "__init__"): "API-1", ("Receiver", "__init__"): "API-3", ("Sender", "close"): "LIFE-4",
             ("Receiver", "close"): "LIFE-5", "send": "SEND-1", "send_async": "SEND-5", "wait": "SEND-5",
             "done": "API-2", "connect": "INIT-4", "handle": "LIFE-2", "url": "RDV-1", "drop": "API-9",
-            "poll": "API-3", "reading": "CONS-2", "__enter__": "CONS-2", "pack": "API-8"}
+            "poll": "API-3", "reading": "CONS-2", "__enter__": "CONS-2", "pack": "API-8",
+            ("Handle", "__reduce__"): "LIFE-2"}
 
 
 def implementation_packages(ws) -> frozenset[str]:
