@@ -108,3 +108,18 @@ def test_fork_context_is_rejected(ws):
         return
     s.close()
     raise AssertionError("CON-2 violated: Sender accepted a fork context")
+
+
+@pytest.mark.req("API-1")
+def test_slot_devices_that_cannot_be_had_are_refused(ws):
+    """devices= naming a device type other than cpu and cuda, or a CUDA device where CUDA is not
+    available, raises ValueError when the sender is made (API-1)."""
+    wanted = [["meta"]] + ([] if torch.cuda.is_available() else [["cuda:0"], ["cuda"]])
+    for devices in wanted:
+        try:
+            ws.Sender(basic(0), 1, devices=devices).close()
+        except ValueError:
+            continue
+        except Exception as e:  # noqa: BLE001
+            raise AssertionError(f"API-1 violated: devices={devices} raised {type(e).__name__}: {e}, not ValueError") from None
+        raise AssertionError(f"API-1 violated: devices={devices} was accepted on this machine")

@@ -247,3 +247,18 @@ def test_a_join_where_nobody_listens_yet_is_tried_until_its_timeout(ws, form, tm
         )
     finally:
         receiver.close()
+
+
+@pytest.mark.req("API-1", "RDV-5", "LIFE-1")
+def test_handles_keep_working_beside_urls(ws, rigs):
+    """A listening sender gives out handles too (10.1): receiver 0 joins by its URL, receiver 1 by
+    sender.handle(1), and both are served, the late one at the latest version."""
+    rig = rigs(basic(0), 2, connect=[0], listen=True)
+    rig.send(basic(1), workers=[0])
+    try:
+        handle = rig.sender.handle(1)
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"API-1 violated: handle(1) of a listening sender raised {type(e).__name__}: {e}") from None
+    rig.connect([1], handles={1: handle})
+    rig.send(basic(2))
+    rig.check()
