@@ -113,6 +113,7 @@ class WireSocket:
         self._buf = bytearray()
         self._fds: list[int] = []
         self.frames_in: list[bytes] = []  # every payload received, for WIRE-5 checks
+        self.chunk = 1 << 16  # bytes taken per read: a slow reader takes few at a time
 
     @classmethod
     def from_fd(cls, fd: int, max_in: int) -> WireSocket:
@@ -131,7 +132,7 @@ class WireSocket:
         """Reads once, waiting at most `bound`; False on timeout; PeerClosed at end of file."""
         if not select.select([self.sock], [], [], bound)[0]:
             return False
-        data, anc, flags, _ = self.sock.recvmsg(1 << 16, socket.CMSG_SPACE(256 * 4))
+        data, anc, flags, _ = self.sock.recvmsg(self.chunk, socket.CMSG_SPACE(256 * 4))
         for level, kind, raw in anc:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds = array.array("i")

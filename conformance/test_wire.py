@@ -210,6 +210,101 @@ def test_a_receiver_that_never_reads_is_named_not_waited_for(ws, rigs, closing):
     rig.check()
 
 
+@pytest.mark.waits(5)
+@pytest.mark.req("WIRE-1", "WIRE-2", "WIRE-3", "SEC-3")
+@pytest.mark.needs("push")
+def test_frames_queued_for_a_slow_reader_arrive_whole_and_in_order(ws, rigs, closing):
+    """A receiver that reads in bursts while versions keep coming (acking each without waiting to
+    read it): what the sender had to queue for it (SEC-3 lets it hold up to 1 MiB) must reach it as
+    whole frames in the order written, one Receive per version, versions ascending (WIRE-1).
+    Fast paths that write a new frame while older bytes still wait in the queue break exactly this."""
+    rig, peer, k = scripted(rigs)
+    closing(peer)
+    sent: list[int] = []
+    got: list[int] = []
+    problem: list[BaseException] = []
+    done = threading.Event()
+
+    def read():
+        try:
+            quiet_since = time.monotonic()
+            while not done.is_set():
+                try:
+                    msg, fds = peer.recv(0.1)
+                except HarnessError:
+                    if time.monotonic() - quiet_since > tm.T:
+                        raise
+                    continue
+                quiet_since = time.monotonic()
+                assert msg.get("type") == "Receive", f"WIRE-1 violated: a {msg.get('type')} among the Receives"
+                for s_, fd in zip([s for s in msg["new_slots"] if not s.get("ipc")], fds):
+                    old = peer.slot_fds.pop(s_["slot"], None)
+                    if old is not None:
+                        os.close(old)
+                    peer.slot_fds[s_["slot"]] = fd
+                v = msg["version"]
+                assert not got or v > got[-1], f"WIRE-1 violated: Receive of version {v} came after {got[-1]}"
+                got.append(v)
+                if len(got) % 2000 == 0:
+                    time.sleep(0.3)  # lets the sender's queue fill, then drains it a little at a time
+        except BaseException as e:  # noqa: BLE001 - reported by the test thread
+            problem.append(e)
+
+    peer.chunk = 256
+    reader = threading.Thread(target=read, daemon=True, name="conformance-slow-reader")
+    reader.start()
+    end = time.monotonic() + 2
+    try:
+        while time.monotonic() < end and not problem:
+            before = rig.sender.version
+            try:
+                f = bounded(rig.sender.send_async, workers=[k], timeout=tm.TIMED, limit=tm.TIMED + tm.SLACK,
+                            what="send_async")
+            except HarnessError as e:
+                raise TooSlow(f"SEC-3 violated: a send to a receiver that reads slowly: {e}") from None
+            except ws.SyncTimeoutError as e:  # its queue is over SEC-3's bound: legal; let it read
+                assert rig.sender.version == before, f"VER-2 violated: the refused send moved the version"
+                time.sleep(0.01)
+                continue
+            rig.model.publish(rig.model.published[rig.model.version], [k])
+            sent.append(f.version)
+            peer.send(ack(k, f.version))
+    except BaseException:
+        done.set()
+        raise
+    # Then a version every 50 ms until the reader has caught up: each send writes to its channel, so
+    # whatever was queued must go first (how an implementation moves queued bytes while its caller
+    # makes no call is not what this checks).
+    until = time.monotonic() + tm.T + tm.SLACK
+    while sent and not (got and got[-1] >= sent[-1]) and not problem and time.monotonic() < until:
+        try:
+            g = bounded(rig.sender.send_async, workers=[k], timeout=tm.TIMED, limit=tm.TIMED + tm.SLACK,
+                        what="send_async")
+        except ws.SyncTimeoutError:
+            pass
+        except HarnessError as e:
+            raise TooSlow(f"SEC-3 violated: a send to a receiver that reads slowly: {e}") from None
+        else:
+            rig.model.publish(rig.model.published[rig.model.version], [k])
+            sent.append(g.version)
+            peer.send(ack(k, g.version))
+        reader.join(0.05)
+    done.set()
+    reader.join(tm.T + tm.SLACK)
+    if problem:
+        e = problem[0]
+        if isinstance(e, HarnessError):
+            raise AssertionError(f"WIRE-1 violated: the slow reader got versions up to {got[-1] if got else None} "
+                                 f"of {sent[-1] if sent else None}, then no whole frame: {e}") from None
+        raise e
+    in_time(bool(got) and got[-1] >= sent[-1],
+            f"SEC-3 violated: the slow reader got up to version {got[-1] if got else None} of {sent[-1]} "
+            f"within {tm.T} s of sending more")
+    assert got == sent, f"WIRE-1 violated: the reader got {len(got)} Receives for {len(sent)} versions sent"
+    rig.send(basic(1), workers=list(range(GOOD)), timeout=tm.T)
+    rig.check()
+
+
 @pytest.mark.req("SEC-3", "SLOT-3", "VER-2", "ACK-2", "SEND-5")
 @pytest.mark.needs("pull")
 def test_a_pull_receiver_that_never_polls_holds_up_no_send_however_many_slots(ws):
