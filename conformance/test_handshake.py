@@ -237,3 +237,27 @@ def test_stopped_is_true_exactly_in_stopped_failed_and_closed(rigs, ws):
     rig.workers[1].call("close", keep=True)
     out = rig.workers[1].call("closed_calls")
     assert out["stopped"] == ("value", True), f"SM-R-8 violated: a closed receiver's stopped is {out['stopped']!r}"
+
+
+@pytest.mark.req("INIT-3", "WIRE-3")
+def test_a_refusal_whose_reason_is_long_still_fits_the_wire(ws):
+    """A target that does not match weights whose names are long in UTF-8 (1000 four-byte
+    characters, within WIRE-3's 4,096 bytes): the receiver's Ready(error) must keep its detail
+    within 4,096 bytes (cut, if need be), so that the sender reports the refusal as the receiver's
+    error (INIT-3), not as a violation of the wire."""
+    name = "\U0001F600" * 1000
+    sender, receiver, tx, rx = handshake(ws, {name: torch.zeros(3)}, {name: torch.zeros(4)})
+    try:
+        if tx[0] == "hang":
+            raise TooSlow(f"INIT-5 violated: {tx[1]}")
+        status, e = tx
+        assert status == "err" and isinstance(e, ws.ReceiverError) and 0 in getattr(e, "workers", ()), (
+            f"INIT-3 violated: sender.connect with a mismatching target gave {tx!r}")
+        cause = getattr(e, "causes", {}).get(0)
+        assert cause != "violation", (
+            f"WIRE-3 violated: the receiver's refusal broke the wire (a detail over 4,096 bytes?): {e}")
+        assert cause == "error", f"INIT-3 violated: the refusal reached the sender as {cause!r}, not 'error': {e}"
+        assert rx[0] == "err" and isinstance(rx[1], ws.WeightsMismatchError), (
+            f"INIT-3 violated: receiver.connect with a mismatching target gave {rx!r}")
+    finally:
+        close(receiver, sender)

@@ -237,3 +237,16 @@ def test_an_idle_network_receiver_keeps_its_lease(ws, rigs):
     assert state["stopped"] is False, f"NET-4 violated: an idle receiver stopped while its sender was alive: {state}"
     rig.send(basic(1))
     rig.check()
+
+
+@pytest.mark.req("RDV-1")
+def test_a_tcp_address_is_the_host_asked_for_with_the_chosen_port(ws, rigs):
+    """listen="tcp://127.0.0.1:0": the address as bound keeps the host as given and puts the port the
+    system chose in place of 0; each URL starts with it (RDV-1)."""
+    rig = rigs(basic(0), 1, connect=False, listen="tcp")
+    address = rig.sender.address
+    host, _, port = (address or "").removeprefix("tcp://").rpartition(":")
+    assert (address or "").startswith("tcp://") and host == "127.0.0.1", (
+        f"RDV-1 violated: listening on tcp://127.0.0.1:0 gave the address {address!r}")
+    assert port.isdigit() and 0 < int(port) < 65536, f"RDV-1 violated: the address {address!r} has no chosen port"
+    assert rig.sender.url(0).partition("?")[0] == address, f"RDV-1 violated: url(0) = {rig.sender.url(0)!r}"

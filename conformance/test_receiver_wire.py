@@ -17,6 +17,7 @@ import math
 import random
 import shlex
 import subprocess
+import sys
 import time
 
 import pytest
@@ -122,12 +123,15 @@ def sender():
     s.close()
 
 
-def _handshake(sender, subject, arrs, *, version=0, rid=0, protocol="1.1", check=True):
+def _handshake(sender, subject, arrs, *, version=0, rid=0, protocol="1.1", check=True, byteorder=None):
     subject.start(sender.url(rid))
     session = sender.accept(start_bound())
     manifest, data, nbytes = layout(arrs)
     fd = sender.slot(0, data, nbytes)
-    session.send(init(rid, manifest, [slotinfo(0, nbytes)], version, 0, protocol=protocol), fds=[fd])
+    msg = init(rid, manifest, [slotinfo(0, nbytes)], version, 0, protocol=protocol)
+    if byteorder is not None:
+        msg["byteorder"] = byteorder
+    session.send(msg, fds=[fd])
     if check:
         ready, _ = _expect(session, "Ready", "INIT-4")
         assert ready["status"] == "ok" and ready["version"] == version, f"INIT-4 violated: Ready is {ready}"
@@ -189,6 +193,19 @@ def test_another_major_version_is_refused_with_ready_error(sender, subject):
     assert ready["status"] == "error" and ready["detail"], f"INIT-2 violated: an Init of protocol 2.0 got {ready}"
     out = subject.finish()
     assert not out["applied"], f"INIT-2 violated: the receiver applied {out['applied']} from a 2.0 Init"
+
+
+@pytest.mark.req("WIRE-8", "INIT-6")
+@pytest.mark.parametrize("order", ["other", "unknown"])
+def test_an_init_in_another_byte_order_is_refused_with_ready_error(sender, subject, order):
+    """Slots written on a host of the other byte order, or under a byte order nobody knows, cannot be
+    read here: Ready(error), and nothing applied (WIRE-8)."""
+    byteorder = {"little": "big", "big": "little"}[sys.byteorder] if order == "other" else "middle"
+    session, *_ = _handshake(sender, subject, arrays(0), check=False, byteorder=byteorder)
+    ready, _ = _expect(session, "Ready", "WIRE-8")
+    assert ready["status"] == "error" and ready["detail"], f"WIRE-8 violated: an Init in {byteorder!r} order got {ready}"
+    out = subject.finish()
+    assert not out["applied"], f"WIRE-8 violated: the receiver applied {out['applied']} from a {byteorder!r} Init"
 
 
 @pytest.mark.req("MSG-2", "SM-R-1")
