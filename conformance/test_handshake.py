@@ -261,3 +261,43 @@ def test_a_refusal_whose_reason_is_long_still_fits_the_wire(ws):
             f"INIT-3 violated: receiver.connect with a mismatching target gave {rx!r}")
     finally:
         close(receiver, sender)
+
+
+@pytest.mark.req("BAD-2", "BAD-4", "VER-2")
+@pytest.mark.parametrize("kind", [pytest.param("module", marks=pytest.mark.needs("module")), "mapping"])
+def test_a_tensor_given_data_of_another_shape_is_refused_at_the_next_send(ws, kind):
+    """The sender re-reads its weights object at each send (weights=None): after `t.data = x` on one of
+    its tensors, with `x` of another shape and the same number of elements (one that a copy would
+    even accept: (6,) into (1, 6)), the send raises WeightsMismatchError and publishes nothing,
+    wherever `x` happens to live. The same tensor
+    objects come again, so both a tensor below and one above the old storage's address are tried:
+    a check keyed on remembered pointers cannot pass by luck. Once for a module's parameter, once
+    for a tensor of a mapping."""
+    weights = {"w": torch.arange(6, dtype=torch.float32).reshape(1, 6), "b": torch.ones(3)}
+    if kind == "module":
+        module = Module(weights)
+        with torch.no_grad():
+            module.w.copy_(weights["w"])
+        source, w = module, lambda: module.w
+    else:
+        source, w = weights, lambda: weights["w"]
+    sender, receiver, tx, rx = handshake(ws, source, zeros_like(weights))
+    try:
+        connected(ws, tx, rx)
+        pool = [torch.full((6,), 7.0) for _ in range(64)]  # candidates on either side of the storage
+        for side in ("below", "above"):
+            good = torch.arange(6, dtype=torch.float32).reshape(1, 6) + len(side)
+            w().data = good
+            version = bounded(sender.send, timeout=tm.T, limit=tm.T + tm.SLACK, what="send of matching weights")
+            ptr = w().data_ptr()
+            chosen = [x for x in pool if (x.data_ptr() < ptr if side == "below" else x.data_ptr() > ptr)]
+            if not chosen:
+                continue  # the allocator put every candidate on one side: that side is not tried
+            w().data = chosen[0]
+            expect_error(ws, "WeightsMismatchError", sender.send, timeout=tm.T, ids="BAD-2",
+                         what=f"a send after w.data became a (6,) tensor, {side} the old storage")
+            assert sender.version == version, f"VER-2 violated: the refused send moved the version to {sender.version}"
+    except HarnessError as e:
+        raise TooSlow(f"SEND-1 violated: {e}") from None
+    finally:
+        close(receiver, sender)

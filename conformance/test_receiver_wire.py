@@ -208,6 +208,17 @@ def test_an_init_in_another_byte_order_is_refused_with_ready_error(sender, subje
     assert not out["applied"], f"WIRE-8 violated: the receiver applied {out['applied']} from a {byteorder!r} Init"
 
 
+@pytest.mark.req("WIRE-3", "INIT-4", "ACK-3")
+def test_the_largest_version_the_wire_holds_is_taken(sender, subject):
+    """Integers on the wire run up to 2**63 - 1 (WIRE-3): an Init at that version is a version like any."""
+    top = 2**63 - 1
+    v0 = arrays(7)
+    session, *_ = _handshake(sender, subject, v0, version=top)
+    session.send({"type": "Stop"})
+    out = subject.finish()
+    assert out["applied"] == [(top, digest(v0))], f"ACK-3 violated: at version {top} the receiver reports {out['applied']}"
+
+
 @pytest.mark.req("MSG-2", "SM-R-1")
 def test_an_init_for_another_id_is_refused(sender, subject):
     subject.start(sender.url(0))
