@@ -23,7 +23,7 @@ import time
 import pytest
 
 from . import timing as tm
-from .peers import ITEMSIZE, MAX_TO_RECEIVER, ScriptedSender, frame, init, layout, pack, padded, slotinfo
+from .peers import ITEMSIZE, MAX_TO_RECEIVER, PeerClosed, ScriptedSender, frame, init, layout, pack, padded, slotinfo
 from .verdict import HarnessError, TooSlow, in_time
 
 
@@ -144,6 +144,8 @@ def _expect(session, kind: str, ids: str):
         return session.expect(kind, answer_bound())
     except HarnessError as e:
         raise TooSlow(f"{ids} violated: no {kind} from the receiver: {e}") from None
+    except (PeerClosed, ConnectionResetError):
+        raise AssertionError(f"{ids} violated: the receiver closed its channel where a {kind} was due") from None
 
 
 def _closes(session, what: str, bound: float | None = None, rule: str | None = None):
