@@ -56,7 +56,7 @@ echo "exec took $(( $(date +%s) - start )) s" | tee "$WORK/exec-time.txt"
 
 # 5. Reports (out of conformance/: the suite ships without them).
 mkdir -p "$OUT"
-cr-report --show-diff "$SESSION" > "$OUT/cr-report.txt"
+cr-report --show-diff "$SESSION" > "$WORK/cr-report.txt"   # every work item, skipped ones too (1 MB): not kept
 cr-report --surviving-only --show-diff "$SESSION" > "$OUT/cr-report-survivors.txt"
 cosmic-ray dump "$SESSION" > "$WORK/dump.jsonl"
 cp "$WORK/sample.json" "$OUT/sample.json"
