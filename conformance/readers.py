@@ -84,13 +84,16 @@ class ReaderCommands:
     def do_hold(self, seconds=None):
         """Enter reading() in a thread and stay there until release, or for `seconds` (CONS-2).
 
+        Returns the version held on entering: applies of versions sent before the hold may have
+        finished (and been acked) before it, which the caller's model must know.
+
         On release the thread leaves reading() and enters it again at once, so
         `release(snapshot=True)` returns the first state a reader can see after
         the applies that waited for the hold (SLOT-2, ACK-3).
         """
         entered = threading.Event()
         self.hold_release.clear()
-        self.after_hold = self.held = None
+        self.after_hold = self.held = self.entered_at = None
 
         def hold():
             from .model import describe, digest
@@ -98,6 +101,7 @@ class ReaderCommands:
             with self.rx.reading():
                 with self.rx.reading():  # a nested block ends first: the outer one still holds (CONS-2)
                     before = (self.rx.version, digest(describe(self.rx.weights)))
+                self.entered_at = before
                 entered.set()
                 self.hold_release.wait(tm.BOUND * 4 if seconds is None else seconds)
                 self.held = (before, (self.rx.version, digest(describe(self.rx.weights))))
@@ -111,7 +115,7 @@ class ReaderCommands:
         self.holder.start()
         if not entered.wait(tm.BOUND):
             raise TimeoutError("reading() did not open within the bound")
-        return None
+        return self.entered_at[0] if self.entered_at is not None else None
 
     def do_held(self):
         """What the last hold saw on entering and on leaving its reading() block (CONS-1)."""

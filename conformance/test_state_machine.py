@@ -548,8 +548,10 @@ class Protocol(RuleBasedStateMachine):
             msg = self.model.check_snapshot(i, v, d)
             assert msg is None, msg
         else:
-            w.call("hold")
+            entered_at = w.call("hold")
             self.held.add(i)
+            if entered_at is not None:  # what it applied before the hold began was acked (or will be)
+                self._answered(i, entered_at, read=False)
 
     @precondition(lambda self: bool(self._ids(lambda p: p.state == LIVE and p.id not in self.faulty)))
     @rule(data=st.data())
