@@ -208,6 +208,9 @@ class ScriptedReceiver(WireSocket):
         cpu = [s for s in slots if not s.get("ipc")]
         assert len(fds) == len(cpu), f"WIRE-4 violated: {len(cpu)} slots listed, {len(fds)} handles came"
         for s, fd in zip(cpu, fds):
+            old = self.slot_fds.get(s["slot"])
+            if old is not None:  # the slot was introduced again: its new handle replaces the old one
+                os.close(old)
             self.slot_fds[s["slot"]] = fd
 
     def handshake(self, answer: bool = True, bound: float | None = None) -> dict:

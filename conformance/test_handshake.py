@@ -269,10 +269,9 @@ def test_a_tensor_given_data_of_another_shape_is_refused_at_the_next_send(ws, ki
     """The sender re-reads its weights object at each send (weights=None): after `t.data = x` on one of
     its tensors, with `x` of another shape and the same number of elements (one that a copy would
     even accept: (6,) into (1, 6)), the send raises WeightsMismatchError and publishes nothing,
-    wherever `x` happens to live. The same tensor
-    objects come again, so both a tensor below and one above the old storage's address are tried:
-    a check keyed on remembered pointers cannot pass by luck. Once for a module's parameter, once
-    for a tensor of a mapping."""
+    wherever `x` happens to live. The same tensor objects come again, so both a tensor below and
+    one above the old storage's address are tried: a check keyed on remembered pointers cannot pass
+    by luck. Once for a module's parameter, once for a tensor of a mapping."""
     weights = {"w": torch.arange(6, dtype=torch.float32).reshape(1, 6), "b": torch.ones(3)}
     if kind == "module":
         module = Module(weights)

@@ -45,8 +45,13 @@ def scripted(rigs, good: int = GOOD, weights=None, n=None):
     n = good + 1 if n is None else n
     rig = rigs(basic(0) if weights is None else weights, n, connect=list(range(good)))
     k = n - 1
+    rig.scripted = join_scripted(rig, k)
+    return rig, rig.scripted, k
+
+
+def join_scripted(rig, k: int) -> ScriptedReceiver:
+    """Receiver k of `rig` played here: the sender's connect(workers=[k]) runs while it answers Init with Ready."""
     peer = ScriptedReceiver(rig.sender.handle(k), k)
-    rig.scripted = peer
     out = {}
 
     def connect():
@@ -65,7 +70,7 @@ def scripted(rigs, good: int = GOOD, weights=None, n=None):
     in_time(not t.is_alive() and not isinstance(out.get("error"), rig.ws.SyncTimeoutError),
             f"INIT-4 violated: connect of a correct scripted peer did not complete: {out.get('error')}")
     assert "error" not in out, f"INIT-4 violated: connect of a correct peer: {out.get('error')}"
-    return rig, peer, k
+    return peer
 
 
 def next_receive(peer, ids: str) -> dict:
@@ -211,7 +216,7 @@ def test_a_receiver_that_never_reads_is_named_not_waited_for(ws, rigs, closing):
 
 
 @pytest.mark.waits(5)
-@pytest.mark.req("WIRE-1", "WIRE-2", "WIRE-3", "SEC-3")
+@pytest.mark.req("WIRE-1", "WIRE-2", "WIRE-3", "WIRE-4", "SEC-3")
 @pytest.mark.needs("push")
 def test_frames_queued_for_a_slow_reader_arrive_whole_and_in_order(ws, rigs, closing):
     """A receiver that reads in bursts while versions keep coming (acking each without waiting to
@@ -237,11 +242,7 @@ def test_frames_queued_for_a_slow_reader_arrive_whole_and_in_order(ws, rigs, clo
                     continue
                 quiet_since = time.monotonic()
                 assert msg.get("type") == "Receive", f"WIRE-1 violated: a {msg.get('type')} among the Receives"
-                for s_, fd in zip([s for s in msg["new_slots"] if not s.get("ipc")], fds):
-                    old = peer.slot_fds.pop(s_["slot"], None)
-                    if old is not None:
-                        os.close(old)
-                    peer.slot_fds[s_["slot"]] = fd
+                peer.take_slots(msg["new_slots"], fds)
                 v = msg["version"]
                 assert not got or v > got[-1], f"WIRE-1 violated: Receive of version {v} came after {got[-1]}"
                 got.append(v)
@@ -250,46 +251,39 @@ def test_frames_queued_for_a_slow_reader_arrive_whole_and_in_order(ws, rigs, clo
         except BaseException as e:  # noqa: BLE001 - reported by the test thread
             problem.append(e)
 
+    def publish() -> bool:
+        """One version to receiver k, acked without reading it; False when the send found its queue full."""
+        before = rig.sender.version
+        try:
+            f = bounded(rig.sender.send_async, workers=[k], timeout=tm.TIMED, limit=tm.TIMED + tm.SLACK,
+                        what="send_async")
+        except HarnessError as e:
+            raise TooSlow(f"SEC-3 violated: a send to a receiver that reads slowly: {e}") from None
+        except ws.SyncTimeoutError:  # its queue is over SEC-3's bound: legal; let it read
+            assert rig.sender.version == before, "VER-2 violated: the refused send moved the version"
+            return False
+        rig.model.publish(rig.model.published[rig.model.version], [k])
+        sent.append(f.version)
+        peer.send(ack(k, f.version))
+        return True
+
     peer.chunk = 256
     reader = threading.Thread(target=read, daemon=True, name="conformance-slow-reader")
     reader.start()
     end = time.monotonic() + 2
     try:
         while time.monotonic() < end and not problem:
-            before = rig.sender.version
-            try:
-                f = bounded(rig.sender.send_async, workers=[k], timeout=tm.TIMED, limit=tm.TIMED + tm.SLACK,
-                            what="send_async")
-            except HarnessError as e:
-                raise TooSlow(f"SEC-3 violated: a send to a receiver that reads slowly: {e}") from None
-            except ws.SyncTimeoutError as e:  # its queue is over SEC-3's bound: legal; let it read
-                assert rig.sender.version == before, f"VER-2 violated: the refused send moved the version"
+            if not publish():
                 time.sleep(0.01)
-                continue
-            rig.model.publish(rig.model.published[rig.model.version], [k])
-            sent.append(f.version)
-            peer.send(ack(k, f.version))
-    except BaseException:
+        # Then a version every 50 ms until the reader has caught up: each send writes to its channel, so
+        # whatever was queued must go first (how an implementation moves queued bytes while its caller
+        # makes no call is not what this checks).
+        until = time.monotonic() + tm.T + tm.SLACK
+        while sent and not (got and got[-1] >= sent[-1]) and not problem and time.monotonic() < until:
+            publish()
+            reader.join(0.05)
+    finally:
         done.set()
-        raise
-    # Then a version every 50 ms until the reader has caught up: each send writes to its channel, so
-    # whatever was queued must go first (how an implementation moves queued bytes while its caller
-    # makes no call is not what this checks).
-    until = time.monotonic() + tm.T + tm.SLACK
-    while sent and not (got and got[-1] >= sent[-1]) and not problem and time.monotonic() < until:
-        try:
-            g = bounded(rig.sender.send_async, workers=[k], timeout=tm.TIMED, limit=tm.TIMED + tm.SLACK,
-                        what="send_async")
-        except ws.SyncTimeoutError:
-            pass
-        except HarnessError as e:
-            raise TooSlow(f"SEC-3 violated: a send to a receiver that reads slowly: {e}") from None
-        else:
-            rig.model.publish(rig.model.published[rig.model.version], [k])
-            sent.append(g.version)
-            peer.send(ack(k, g.version))
-        reader.join(0.05)
-    done.set()
     reader.join(tm.T + tm.SLACK)
     if problem:
         e = problem[0]
@@ -653,24 +647,8 @@ def test_an_init_lists_every_slot(ws, rigs, closing):
     slot of the sender, each with its handle (INIT-1): at least all those a receiver connected from the
     start was introduced to (in its Init and its Receives' new_slots)."""
     rig = rigs(basic(0), 3, connect=[0])
-
-    def join(k):
-        peer = ScriptedReceiver(rig.sender.handle(k), k)
-        closing(peer)
-        out = {}
-        t = threading.Thread(target=lambda: out.update(e=_attempt(lambda: rig.sender.connect(tm.T, workers=[k]))),
-                             daemon=True)
-        t.start()
-        try:
-            peer.handshake()
-        except HarnessError as e:
-            raise TooSlow(f"INIT-1 violated: no Init reached the scripted receiver: {e}") from None
-        t.join(tm.T + tm.SLACK)
-        in_time("e" in out, "INIT-4 violated: connect of a scripted receiver that answered Ready did not return")
-        assert out["e"] is None, f"INIT-4 violated: connect of a correct scripted receiver raised {out['e']}"
-        return peer
-
-    first = join(1)
+    first = join_scripted(rig, 1)
+    closing(first)
     known = {s["slot"] for s in first.init["slots"]}
     for step in range(1, 6):
         f = rig.send_async(basic(step), workers=[0, 1])
@@ -678,7 +656,8 @@ def test_an_init_lists_every_slot(ws, rigs, closing):
         known |= {s["slot"] for s in m["new_slots"]}
         first.send(ack(1, m["version"]))
         waited(f, "SEND-1")
-    late = join(2)
+    late = join_scripted(rig, 2)
+    closing(late)
     listed = {s["slot"] for s in late.init["slots"]}
     assert known <= listed, f"INIT-1 violated: the Init lists slots {sorted(listed)}; the sender has {sorted(known)}"
     assert set(late.slot_fds) == listed, (
