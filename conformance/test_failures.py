@@ -237,10 +237,9 @@ def test_mismatch_error_names_the_entry_and_both_values(rigs, ws):
 
 
 @pytest.mark.req("BAD-3", "CONS-4")
+@pytest.mark.needs("module")
 def test_module_parameters_are_read_detached(ws, pool):
     """A module whose parameters require grad is fine (BAD-3); its mapping form is not."""
-    if "module" not in ws.CAPABILITIES:
-        pytest.skip("capability module not declared in CAPABILITIES")
     m = torch.nn.Linear(3, 2)
     with ws.Sender(m, 1) as s:
         assert s.version == 0, f"VER-1 violated: a new sender's version is {s.version}"

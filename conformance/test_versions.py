@@ -176,7 +176,7 @@ def test_values_that_compare_equal_are_still_sent_bit_for_bit(rigs, target):
 @pytest.mark.needs("pull")
 def test_poll_none_waits_for_the_next_version(rigs):
     """poll(None) waits without bound: started before anything is sent, it returns the version sent
-    after it (API-3); poll() returns at once when nothing is pending, and the default is 0 (CONS-3)."""
+    after it (API-3), applied in that poll (CONS-3)."""
     rig = rigs(basic(0), 1, modes=["pull"])
     w = rig.workers[0]
     w.submit("poll", None)
