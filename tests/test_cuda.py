@@ -79,7 +79,7 @@ def _attach(sender, pool, mode="push"):
 def test_cuda_ipc_across_processes_without_torn_reads(workers):
     """CUDA-2, CUDA-3, CONS-1: readers in other processes never see a half-published version."""
     cuda_workers = workers[:2]
-    big = [("w%d" % i, "float32", (256, 256)) for i in range(16)]
+    big = [(f"w{i}", "float32", (256, 256)) for i in range(16)]
     with ws.Sender(on("cuda", pattern(big, 0)), 2) as sender:
         _attach(sender, cuda_workers)
         for w in cuda_workers:

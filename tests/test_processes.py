@@ -63,7 +63,7 @@ def test_versions_and_bytes_across_processes(workers):
 
 def test_no_torn_reads_while_the_sender_publishes_flat_out(workers):
     """CONS-1, CONS-2: readers in two processes never see a mix of versions."""
-    big = [("w%d" % i, "float32", (64, 64)) for i in range(20)] + [("h", "bfloat16", (1000,)), ("n", "int64", (7,))]
+    big = [(f"w{i}", "float32", (64, 64)) for i in range(20)] + [("h", "bfloat16", (1000,)), ("n", "int64", (7,))]
     with ws.Sender(pattern(big, 0), 2) as sender:
         attach(sender, workers[:2])
         try:

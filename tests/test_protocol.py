@@ -377,3 +377,53 @@ def test_send_receive_refuses_a_version_that_does_not_increase():
     m.receive(Ready(0, 4, "ok"))
     with pytest.raises(LocalProtocolError, match="VER-3"):
         m.send_receive(4, 1, [0, 1])
+
+
+# ---- Heartbeat (MSG-4) and the join table (Table 14-1) ----
+
+
+def test_heartbeat_changes_nothing_on_either_side():
+    """MSG-4: legal in connecting and live at the sender, in new and live at a receiver; it settles nothing."""
+    from weightsync.messages import Heartbeat
+    from weightsync.protocol import NOTHING, PeerMachine, PeerState, ReceiverMachine, ReceiverState
+
+    peer = PeerMachine(0)
+    with pytest.raises(RemoteProtocolError):  # unconnected: its channel is not read (SM-S-4)
+        peer.receive(Heartbeat())
+    peer = PeerMachine(0)
+    peer.send_init(0, 0, [0, 1])
+    assert peer.receive(Heartbeat()) is NOTHING and peer.state is PeerState.CONNECTING and peer.pending == {0: 0}
+    rec = ReceiverMachine(0)
+    assert rec.receive(Heartbeat()) == Heartbeat() and rec.state is ReceiverState.NEW and rec.received is None
+    rec.accept_init(3)
+    assert rec.receive(Heartbeat()) == Heartbeat() and rec.state is ReceiverState.LIVE and rec.received == 3
+
+
+def test_the_join_machines_follow_table_14_1():
+    from weightsync.messages import Hello, Join, Refuse, Welcome
+    from weightsync.protocol import JoinMachine, JoinState
+
+    joiner = JoinMachine(listener=False)
+    assert joiner.handle(Hello("1.1", b"n" * 32)) is JoinState.JOINING
+    assert joiner.handle(Welcome(b"p" * 32), valid=True) is JoinState.JOINED
+    joiner = JoinMachine(listener=False)
+    joiner.handle(Hello("1.7", b"n" * 32))  # another minor: joins
+    with pytest.raises(RemoteProtocolError) as e:
+        joiner.handle(Welcome(b"p" * 32), valid=False)
+    assert e.value.requirement == "RDV-7" and joiner.state is JoinState.ENDED
+    with pytest.raises(RemoteProtocolError) as e:
+        JoinMachine(listener=False).handle(Hello("2.0", b"n" * 32))
+    assert e.value.requirement == "INIT-2"
+    with pytest.raises(RemoteProtocolError) as e:
+        JoinMachine(listener=False).handle(Welcome(b"p" * 32))  # before Join: out of order
+    assert e.value.requirement == "RDV-3"
+    joiner = JoinMachine(listener=False)
+    joiner.handle(Hello("1.1", b"n" * 32))
+    assert joiner.handle(Refuse("no")) is JoinState.ENDED
+    listener = JoinMachine(listener=True)
+    assert listener.handle(Join(0, b"n" * 32, b"p" * 32), valid=False) is JoinState.ENDED
+    listener = JoinMachine(listener=True)
+    assert listener.handle(Join(0, b"n" * 32, b"p" * 32)) is JoinState.JOINED
+    with pytest.raises(RemoteProtocolError):
+        listener.handle(Join(0, b"n" * 32, b"p" * 32))  # a second Join
+    assert JoinMachine(listener=True).event("join bound") is JoinState.ENDED

@@ -127,3 +127,31 @@ def test_parser_sees_a_changed_row(sections):
     assert set(spec[1:]) != set(code)
     altered = [(spec[0][0], spec[0][1], "closed"), *spec[1:]]
     assert set(altered) != set(code)
+
+
+JOIN_SPEC = SPEC.parent / "14-rendezvous.md"
+
+
+def test_join_table_equals_protocol_join_table():
+    """RDV-3..RDV-7: Table 14-1 and protocol.JOIN_TABLE hold the same rows in the same order, and the
+    join machine takes a listener's events only at the listener and a joiner's only at the joiner."""
+    spec = spec_table(JOIN_SPEC.read_text())
+    code = code_table(protocol.JOIN_TABLE)
+    assert spec == code, _differences(spec, code)
+    sides = {}
+    lines = JOIN_SPEC.read_text().splitlines()
+    for line in lines:
+        cells = _cells(line) if line.startswith("|") else []
+        if len(cells) >= 4 and (_norm(cells[0]), _norm(cells[1]), _norm(cells[2])) in set(spec):
+            sides[(_norm(cells[0]), _norm(cells[1]))] = _norm(cells[3])
+    for (state, event), nxt in protocol.JOIN_TABLE.items():
+        side = sides[(_norm(state.value), _norm(event))]
+        for listener in (True, False):
+            m = protocol.JoinMachine(listener)
+            m.state = state
+            if side == "both" or (side == "listener") == listener:
+                assert m._step(event) is nxt
+            else:
+                with pytest.raises(protocol.RemoteProtocolError):
+                    m._step(event)
+                assert m.state is protocol.JoinState.ENDED

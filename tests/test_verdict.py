@@ -7,8 +7,17 @@ import sys
 import pytest
 
 from conformance import timing as tm
-from conformance.verdict import (INCONCLUSIVE, VIOLATED, HarnessError, Inconclusive, TooSlow, WorkerLost, in_time,
-                                 judge, named)
+from conformance.verdict import (
+    INCONCLUSIVE,
+    VIOLATED,
+    HarnessError,
+    Inconclusive,
+    TooSlow,
+    WorkerLost,
+    in_time,
+    judge,
+    named,
+)
 
 
 class SyncTimeoutError(TimeoutError):

@@ -7,18 +7,13 @@ into the one error a failed wait raises, naming every receiver at fault.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
+from .clock import Deadline
 from .errors import TIMEOUT, _ReceiversError, receivers_error
 from .messages import OK
-from .transport import Deadline
+from .protocol import SettleWindow
 
-if TYPE_CHECKING:
-    from .sender import Sender
-
-#: After the first failure among a send's targets, how long a wait still collects the others'
-#: answers, so that receivers failing together are reported together (SEND-7); well inside SEND-2's 10 s.
-SETTLE = 1.0
 RESTART_HINT = ("restart it (sender.handle(i) or its URL, then sender.connect(workers=[i])), "
                 "or leave it out of workers=")
 
@@ -26,12 +21,14 @@ RESTART_HINT = ("restart it (sender.handle(i) or its URL, then sender.connect(wo
 class SendFuture:
     """The outcome of one send per targeted receiver: `wait()` for all of them, `done()` to look."""
 
-    def __init__(self, sender: Sender, version: int, workers: list[int]):
-        self._sender = sender
+    def __init__(self, version: int, workers: list[int], refresh: Callable[[], None],
+                 wait: Callable[[SendFuture, Deadline], int]):
+        #: What the sender lends a future: read the answers that arrived (never blocks), and wait for this one.
+        self._refresh, self._wait = refresh, wait
         self.version = version
         self.workers = list(workers)
         self._outcome: dict[int, tuple[str, str]] = {}  # worker -> (OK or a failure cause, detail)
-        self._failed_at: float | None = None
+        self._window = SettleWindow()  # opened by the first failure (SEND-7)
 
     def done(self) -> bool:
         """True once every targeted receiver has answered (acked, failed or gone). Never blocks.
@@ -40,12 +37,12 @@ class SendFuture:
         in the sender, which then reads them (API-2).
         """
         if not self.complete:
-            self._sender._refresh()
+            self._refresh()
         return self.complete
 
     def wait(self, timeout: float | None = None) -> int:
         """The version once every target acked it ok; else the error of SEND-2. May be called again."""
-        return self._sender._wait(self, Deadline(timeout))
+        return self._wait(self, Deadline(timeout))
 
     @property
     def complete(self) -> bool:
@@ -56,16 +53,16 @@ class SendFuture:
         if worker in self._outcome or worker not in self.workers:
             return
         self._outcome[worker] = (cause, detail)
-        if cause != OK and self._failed_at is None:
-            self._failed_at = time.monotonic()
+        if cause != OK:
+            self._window.failed(time.monotonic())
 
     def settle_by(self) -> float | None:
         """When a wait should stop collecting answers and raise the failures it knows (SEND-7)."""
-        return None if self._failed_at is None else self._failed_at + SETTLE
+        return self._window.closes
 
     def error(self, timed_out: bool) -> _ReceiversError | None:
         """The one error for what is known: every failed target and, once timed out, every silent one."""
-        if self._failed_at is None and not timed_out:
+        if self._window.closes is None and not timed_out:
             return None
         causes = {w: c for w, (c, _) in self._outcome.items() if c != OK}
         details = {w: d for w, (c, d) in self._outcome.items() if c != OK}

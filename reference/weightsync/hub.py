@@ -25,19 +25,20 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import transport, wire
+from . import limits, transport, wire
+from .clock import Deadline, millis
 from .errors import (
     ClosedError,
     LocalProtocolError,
     RemoteProtocolError,
     SyncTimeoutError,
 )
-from .messages import OK, Heartbeat
-from .netplane import HEARTBEAT, LEASE, Lane
-from .protocol import PeerMachine, PeerState, Settled
+from .messages import Heartbeat
+from .netplane import Lane
+from .protocol import Liveness, PeerMachine, PeerState, Settled
 from .rendezvous import Listener
 from .slots import Group, SlotPool
-from .transport import Channel, Deadline, Handle
+from .transport import Channel, Handle
 
 if TYPE_CHECKING:
     from typing import Self
@@ -55,8 +56,7 @@ class _Peer:
     group: Group
     network: bool = False  # joined over TCP: a lane carries its versions (NET-2), a lease its liveness (NET-4)
     lane: Lane | None = None
-    heard: float = 0.0  # when its channel last carried a frame (NET-4)
-    spoke: float = 0.0  # when we last wrote to it
+    liveness: Liveness | None = None  # its lease and our heartbeats, on a network channel (NET-4)
     lane_failure: tuple[int, str] | None = None  # (incarnation, why), left by the lane's thread
 
 
@@ -69,7 +69,10 @@ class Hub:
         def _send_init(self, peer: _Peer) -> None: ...
         def close(self) -> None: ...
 
-    def __init__(self, pool: SlotPool, listen: str | None, num_workers: int):
+    def __init__(self, pool: SlotPool, listen: str | None, num_workers: int,
+                 times: tuple[float, float, float] = (limits.LEASE, limits.HEARTBEAT, limits.TRANSFER_TIMEOUT)):
+        #: The network profile's lease, heartbeat and transfer timeout (API-10, NET-3, NET-4).
+        self._lease, self._heartbeat, self._transfer_timeout = times
         self._mu = threading.Lock()
         self._cv = threading.Condition(self._mu)
         self._pumping = False
@@ -165,7 +168,7 @@ class Hub:
             self._pumping = True
             self._mu.release()
             try:
-                events = poller.poll(transport.millis(wait))
+                events = poller.poll(millis(wait))
             finally:
                 self._mu.acquire()
                 self._pumping = False
@@ -209,9 +212,7 @@ class Hub:
         if self._listener is not None:
             timers.append(self._listener.timer())
             now = time.monotonic()
-            for p in self._peers:
-                if p.network and p.machine.active:
-                    timers += [max(0.0, p.heard + LEASE - now), max(0.0, p.spoke + HEARTBEAT - now)]
+            timers += [p.liveness.left(now) for p in self._peers if p.liveness is not None and p.machine.active]
         due = [t for t in timers if t is not None]
         return min(due) if due else None
 
@@ -249,21 +250,21 @@ class Hub:
                 if hit:
                     ch.fill()
                 while peer.machine.active and (item := ch.next()) is not None:
-                    peer.heard = now
-                    if type(item[0]) is not Heartbeat:
-                        self._settle(peer, peer.machine.receive(item[0]))
+                    if peer.liveness is not None:
+                        peer.liveness.hear(now)
+                    self._settle(peer, peer.machine.receive(item[0]))  # a Heartbeat settles nothing (MSG-4)
                 if not peer.machine.active:
                     continue
+                due = peer.liveness.due(now) if peer.liveness is not None else None
                 if ch.eof:
                     self._gone(peer, "its channel closed (process exited or receiver closed)")
                 elif ch.overdue():
-                    raise RemoteProtocolError(f"a frame was started and not finished within {transport.FRAME_BOUND:.0f} s",
-                                              state=peer.machine.state.value, event="recv frame", requirement="WIRE-7")
-                elif peer.network:
-                    if now - peer.heard > LEASE:
-                        self._gone(peer, f"nothing heard for {LEASE:.0f} s: its lease expired (NET-4)")
-                    elif now - peer.spoke >= HEARTBEAT:
-                        self._write(peer, Heartbeat())
+                    raise ch.frame.violation(peer.machine.state.value)
+                elif due == Liveness.EXPIRED:
+                    assert peer.liveness is not None, "only a network channel has a lease"
+                    self._gone(peer, peer.liveness.expiry())
+                elif due == Liveness.HEARTBEAT_DUE:
+                    self._write(peer, Heartbeat())
             except transport.ChannelClosed as e:
                 if peer.machine.active:
                     self._gone(peer, f"channel closed: {e}")
@@ -275,22 +276,17 @@ class Hub:
                 self._adopt(self._peers[rid], channel)
 
     def _can_join(self, rid: int) -> str | None:
-        """Why receiver `rid` may not join now: one live connection per id (RDV-5)."""
-        if self._closed:
-            return "refused: the sender is closing"
-        if self._peers[rid].machine.state is PeerState.LIVE:
-            return f"refused: receiver {rid} is live in another process; one connection per receiver (RDV-5)"
-        return None
+        """Why receiver `rid` may not join now, or None (RDV-5)."""
+        return self._peers[rid].machine.refuses_join(self._closed)
 
     def _adopt(self, peer: _Peer, channel: Channel) -> None:
         """A receiver that joined by URL takes id `rid`: a new channel, as a new handle gives (SM-S-5, RDV-5)."""
-        if peer.machine.state is not PeerState.UNCONNECTED:
-            peer.machine.new_handle()
-        self._drop(peer, "replaced by a receiver that joined by URL")
+        peer.machine.joined()
+        self._drop(peer)
         peer.channel, peer.handle = channel, None
         assert self._listener is not None, "only a listening sender adopts joiners"
         peer.network = not self._listener.address.carries_handles
-        peer.heard = time.monotonic()
+        peer.liveness = Liveness(time.monotonic(), self._lease, self._heartbeat) if peer.network else None
         log.debug("receiver %d joined by URL", peer.machine.id)
         self._send_init(peer)
 
@@ -315,12 +311,13 @@ class Hub:
     def _replace(self, peer: _Peer) -> None:
         """A new channel for a failed, gone or connecting receiver (SM-S-5, LIFE-2)."""
         peer.machine.new_handle()  # raises LocalProtocolError where the table has no such step
-        self._drop(peer, "replaced by a new handle")
+        self._drop(peer)
         fresh = self._new_peer(peer.machine.id, peer.group, pair=True)
-        peer.channel, peer.handle = fresh.channel, fresh.handle
+        peer.channel, peer.handle, peer.network, peer.liveness = fresh.channel, fresh.handle, False, None
         self._wake()
 
-    def _drop(self, peer: _Peer, why: str) -> None:
+    def _drop(self, peer: _Peer) -> None:
+        """Closes a receiver's channel, lane and any handle given out for it, before a new one replaces them."""
         if peer.lane is not None:
             peer.lane.close(abort=True)
             peer.lane = None
@@ -330,7 +327,8 @@ class Hub:
             peer.handle.conn.close()
 
     def _write(self, peer: _Peer, msg: object, fds: tuple[int, ...] = ()) -> None:
-        peer.spoke = time.monotonic()
+        if peer.liveness is not None:
+            peer.liveness.speak(time.monotonic())
         ch = peer.channel
         if ch is None:
             raise LocalProtocolError(f"receiver {peer.machine.id} is not connected (SEND-4)")
@@ -366,9 +364,8 @@ class Hub:
             self._settle_one(v, m.id, m.cause, m.failure)
 
     def _settle(self, peer: _Peer, settled: Settled) -> None:
-        cause = OK if settled.status == OK else "error"
         for v in settled.versions:
-            self._settle_one(v, peer.machine.id, cause, settled.detail)
+            self._settle_one(v, peer.machine.id, settled.cause, settled.detail)
 
     def _settle_one(self, version: int, rid: int, cause: str, detail: str) -> None:
         future = self._futures.get(version)
@@ -417,7 +414,7 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
             return
         poller = select.poll()
         poller.register(stop_r, select.POLLIN)
-        if not s._mu.acquire(timeout=0.5):
+        if not s._mu.acquire(timeout=_LOCK_WAIT):
             del s
             continue
         try:
@@ -431,22 +428,22 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
             for p in s._peers:  # Unix channels: hang-ups only, so that acks never wake this thread
                 if p.channel is not None and p.machine.active:
                     poller.register(p.channel.fileno(), _RDHUP | (select.POLLIN if p.network else 0))
-            timer = s._next_timer()
+            timer, beat = s._next_timer(), s._heartbeat
         finally:
             s._mu.release()
         del s
         # At most a heartbeat: a caller may have made a network receiver active since the snapshot
         # (a join its connect() took), and nothing here would wake for it (NET-4).
-        events = poller.poll(transport.millis(HEARTBEAT if timer is None else min(timer, HEARTBEAT)))
+        events = poller.poll(millis(beat if timer is None else min(timer, beat)))
         if any(fd == stop_r for fd, _ in events):
             return
         s = ref()
-        if s is None or not s._mu.acquire(timeout=0.5):
+        if s is None or not s._mu.acquire(timeout=_LOCK_WAIT):
             continue
         close = False
         try:
             if s._pumping:  # the caller that polls handles these events; let it
-                s._cv.wait(0.5)
+                s._cv.wait(_LOCK_WAIT)
             elif not s._closed:
                 s._look()
                 s._cv.notify_all()
@@ -459,12 +456,9 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
 
 
 _RDHUP = getattr(select, "POLLRDHUP", 0x2000)
+#: How long the helper thread waits for the lock, or for a polling caller, before it looks at its stop pipe again.
+_LOCK_WAIT = 0.5
 
-
-def _earlier(deadline: Deadline, at: float) -> Deadline:
-    d = Deadline(0)
-    d.at = at if deadline.at is None else min(deadline.at, at)
-    return d
 
 class _Held:
     """What `with sender._locked(...)` holds: releases the lock on exit."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
+from typing import Any, Protocol, TypeAlias, TypeGuard
 
 import torch
 from torch import nn
@@ -17,8 +17,14 @@ from torch import nn
 from .errors import WeightsMismatchError
 from .messages import Entry
 
-if TYPE_CHECKING:
-    from .packing import Packed
+
+class _PackedLike(Protocol):
+    """What this module reads of packing.Packed (which imports this module): its names, tensors and copies."""
+
+    names: list[str]
+    tensors: list[torch.Tensor]
+
+    def detached(self) -> dict[str, torch.Tensor]: ...
 
 
 #: What a sender publishes and a receiver writes into (API-1): an nn.Module, a TensorDict or a
@@ -85,7 +91,7 @@ def flatten(weights: object, *, detach: bool = True) -> dict[str, torch.Tensor]:
     )
 
 
-def _is_packed(weights: object) -> TypeGuard[Packed]:
+def _is_packed(weights: object) -> TypeGuard[_PackedLike]:
     """Packed weights (packing.Packed, which imports this module), told apart without importing it."""
     return hasattr(weights, "detached") and hasattr(weights, "buffer")
 

@@ -21,18 +21,20 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 
+from . import limits
+
 log = logging.getLogger("weightsync")
 
 BACKEND = "gloo"
-#: How long one transfer, and the building of a group, may take (NET-3); sent in Init.
-TRANSFER_TIMEOUT = 60.0
-#: The lease (NET-4) and how often each side speaks when it has nothing else to say.
-LEASE = 5.0
-HEARTBEAT = 1.0
 #: The key a receiver sets under its prefix before it builds its side (NET-2, NET-5).
 JOINED = "joined"
 #: How often the sender looks for that key.
 JOIN_POLL = 0.02
+
+
+def _ms(seconds: float) -> int:
+    """Seconds as the wire's milliseconds: at least 1, so that no bound reads as none."""
+    return max(1, round(seconds * 1000))
 
 
 def _client(host: str, port: int, timeout: float) -> dist.TCPStore:
@@ -51,10 +53,11 @@ def _group(store: dist.Store, prefix: str, rank: int, hostname: str, timeout: fl
 class Store:
     """The sender's TCPStore, where each pair of ranks finds the other (one per sender, made on first use)."""
 
-    def __init__(self, host: str):
+    def __init__(self, host: str, transfer_timeout: float = limits.TRANSFER_TIMEOUT, lease: float = limits.LEASE):
         self.host = host
+        self.transfer_timeout, self.lease = transfer_timeout, lease
         store = dist.TCPStore(host, 0, is_master=True, wait_for_workers=False,
-                              timeout=datetime.timedelta(seconds=TRANSFER_TIMEOUT))
+                              timeout=datetime.timedelta(seconds=transfer_timeout))
         self.store: dist.TCPStore | None = store
         self.port = store.port
 
@@ -64,7 +67,7 @@ class Store:
     def data_plane(self, advertised_host: str, nbytes: int) -> dict:
         """Init's `data_plane` for one receiver incarnation: a fresh prefix (NET-1)."""
         return {"backend": BACKEND, "store": f"{advertised_host}:{self.port}", "prefix": secrets.token_hex(16),
-                "nbytes": nbytes, "timeout_ms": int(TRANSFER_TIMEOUT * 1000), "lease_ms": int(LEASE * 1000)}
+                "nbytes": nbytes, "timeout_ms": _ms(self.transfer_timeout), "lease_ms": _ms(self.lease)}
 
 
 class Lane:
@@ -216,7 +219,7 @@ class Inbound:
         group, self.group = self.group, None
         _abort(group)
         if self.thread is not None and self.thread is not threading.current_thread():
-            self.thread.join(HEARTBEAT)
+            self.thread.join(limits.HEARTBEAT)
 
 
 def _abort(group: dist.ProcessGroupGloo | None) -> None:

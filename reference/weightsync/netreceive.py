@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from . import layout, netplane, transport
+from . import layout, limits, netplane, transport
+from .clock import Deadline
 from .errors import RemoteProtocolError
 from .messages import Heartbeat, Init, Receive, Stop
-from .protocol import ReceiverMachine
+from .protocol import Liveness, ReceiverMachine
 from .rwlock import ApplyLock, Cancelled
 from .slots import Mapped
-from .transport import Deadline
 
 
 class NetworkReceiving:
@@ -55,8 +55,7 @@ class NetworkReceiving:
     _applying: int | None  # the buffer being applied
     _held: int | None  # the buffer a zero-copy receiver's weights view
     _lease: float
-    _heard: float
-    _spoke: float
+    _liveness: Liveness
     _io_thread: threading.Thread
 
     def _net_setup(self, init: Init, deadline: Deadline) -> int:
@@ -68,7 +67,7 @@ class NetworkReceiving:
         local = self._channel.sock.getsockname()[0]
         left = deadline.left()
         self._net = net = netplane.Inbound(init.data_plane, local,
-                                           netplane.TRANSFER_TIMEOUT if left is None else left)
+                                           limits.TRANSFER_TIMEOUT if left is None else left)
         self._lease = init.data_plane["lease_ms"] / 1000
         b = net.receive_now(set())
         self._net_map(b)
@@ -84,7 +83,7 @@ class NetworkReceiving:
         """Starts the channel thread and the Inbound thread once Ready went out."""
         assert self._net is not None, "called once _net_setup has run"
         self._held = held if self.zero_copy else None
-        self._heard = self._spoke = time.monotonic()
+        self._liveness = Liveness(time.monotonic(), self._lease, limits.receiver_heartbeat(self._lease))
         self._net.start(self._net_busy, self._net_arrived, self._net_failed)
         self._io_thread = threading.Thread(target=self._net_io, name=f"weightsync-net-{self.id}", daemon=True)
         self._io_thread.start()
@@ -109,19 +108,19 @@ class NetworkReceiving:
 
     def _net_io(self) -> None:
         """Reads the channel, hands each Receive to the Inbound thread, says "still here", keeps the lease."""
-        ch, net = self._channel, self._net
+        ch, net, live = self._channel, self._net, self._liveness
         assert ch is not None and net is not None, "started by _net_start, after _net_setup"
         try:
             while not self._closing and not self.stopped:
                 now = time.monotonic()
-                if now - self._heard > self._lease:
-                    raise RemoteProtocolError(f"nothing heard from the sender for {self._lease:.0f} s: its lease "
-                                              "expired", state=self._machine.state.value, event="lease",
-                                              requirement="NET-4")
-                if now - self._spoke >= netplane.HEARTBEAT:
-                    self._spoke = now
+                due = live.due(now)
+                if due == Liveness.EXPIRED:
+                    raise RemoteProtocolError(f"the sender: {live.expiry()}", state=self._machine.state.value,
+                                              event="lease", requirement="NET-4")
+                if due == Liveness.HEARTBEAT_DUE:
+                    live.speak(now)
                     self._answer(Heartbeat())
-                wait = min(self._lease - (now - self._heard), netplane.HEARTBEAT - (now - self._spoke))
+                wait = live.left(now)
                 timer = ch.frame_timer()
                 if timer is not None:
                     wait = min(wait, timer)
@@ -131,11 +130,11 @@ class NetworkReceiving:
                 if ch in ready:
                     ch.fill()
                 while (item := ch.next()) is not None:
-                    self._heard = time.monotonic()
+                    live.hear(time.monotonic())
                     msg = item[0]
+                    self._machine.receive(msg)  # VER-3, slot 0 (NET-1), Stop; Heartbeat changes nothing (MSG-4)
                     if isinstance(msg, Heartbeat):
                         continue
-                    self._machine.receive(msg)  # VER-3, slot 0 (NET-1), Stop
                     if isinstance(msg, Stop):
                         return
                     assert isinstance(msg, Receive), "once live, the machine lets only Receive and Stop through"
@@ -144,9 +143,7 @@ class NetworkReceiving:
                     self._machine.channel_closed()
                     return
                 if ch.overdue():
-                    raise RemoteProtocolError("a frame was started and not finished in time",
-                                              state=self._machine.state.value, event="recv frame",
-                                              requirement="WIRE-7")
+                    raise ch.frame.violation(self._machine.state.value)
         except transport.ChannelClosed:
             self._machine.channel_closed()
         except RemoteProtocolError as e:
@@ -202,5 +199,5 @@ class NetworkReceiving:
             self._net_notify()
             io = getattr(self, "_io_thread", None)
             if io is not None and io is not threading.current_thread():
-                io.join(transport.FRAME_BOUND)
+                io.join(limits.REACTION_BOUND)
             self._net.close()

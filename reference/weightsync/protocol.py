@@ -1,12 +1,15 @@
-"""Every rule of the protocol, as pure state machines: no torch, no I/O (spec sections 3-6).
+"""Every rule of the protocol, as pure state machines and timers: no torch, no I/O, no threads, no clock of its own.
 
-The two tables read row for row like the tables of spec/04-state-machines.md.
-`PeerMachine` is the sender's view of one receiver: its state, the versions
-pending on it and their slots, the slots it holds and knows; a message from it
-either returns what it settles or raises a RemoteProtocolError naming state,
-event and requirement. `ReceiverMachine` is a receiver's own state: VER-3,
-the slots it knows (SLOT-1), Stop and end of channel. `free_slot` is SLOT-2.
-Sender and Receiver drive these machines over a transport; nothing here blocks.
+The tables read row for row like those of spec/04-state-machines.md and
+spec/14-rendezvous.md. `PeerMachine` is the sender's view of one receiver: its
+state, the versions pending on it and their slots, the slots it holds and knows;
+a message from it either returns what it settles or raises a RemoteProtocolError
+naming state, event and requirement. `ReceiverMachine` is a receiver's own state:
+VER-3, the slots it knows (SLOT-1), Stop and end of channel. `JoinMachine` and
+`DialMachine` are the two ends of a join by URL (RDV-3..RDV-7). The timing rules
+take the time as an argument: `FrameTimer` (WIRE-7), `Liveness` (NET-4),
+`SettleWindow` (SEND-7). `free_slot` is SLOT-2. Every number comes from limits.py.
+Sender and Receiver drive these over sockets; nothing here blocks.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar
 
+from . import limits
 from .errors import DIED, ERROR, VIOLATION, LocalProtocolError, RemoteProtocolError
-from .messages import OK, PROTOCOL_VERSION, STATUSES, Ack, Init, Ready, Receive, SlotInfo, Stop
+from .messages import OK, PROTOCOL_VERSION, STATUSES, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
 
 
 class PeerState(str, Enum):
@@ -52,6 +56,8 @@ SENDER_TABLE: dict[tuple[PeerState, str], PeerState] = {
     (_P.UNCONNECTED, "send Stop"): _P.STOPPED,
     (_P.CONNECTING, "send Stop"): _P.STOPPED,
     (_P.LIVE, "send Stop"): _P.STOPPED,
+    (_P.CONNECTING, "recv Heartbeat"): _P.CONNECTING,
+    (_P.LIVE, "recv Heartbeat"): _P.LIVE,
     (_P.CONNECTING, "channel closed"): _P.GONE,
     (_P.LIVE, "channel closed"): _P.GONE,
     (_P.CONNECTING, "protocol violation"): _P.FAILED,
@@ -70,6 +76,8 @@ RECEIVER_TABLE: dict[tuple[ReceiverState, str], ReceiverState] = {
     (_R.LIVE, "recv Receive"): _R.LIVE,
     (_R.LIVE, "recv Stop"): _R.STOPPED,
     (_R.LIVE, "channel closed"): _R.STOPPED,
+    (_R.NEW, "recv Heartbeat"): _R.NEW,
+    (_R.LIVE, "recv Heartbeat"): _R.LIVE,
     (_R.NEW, "close"): _R.CLOSED,
     (_R.LIVE, "close"): _R.CLOSED,
     (_R.FAILED, "close"): _R.CLOSED,
@@ -102,7 +110,7 @@ def message_event(msg: object) -> str:
     return _EVENTS.get(type(msg)) or f"recv {type(msg).__name__}"
 
 
-_EVENTS = {Ack: "recv Ack", Receive: "recv Receive", Init: "recv Init", Stop: "recv Stop"}
+_EVENTS = {Ack: "recv Ack", Receive: "recv Receive", Init: "recv Init", Stop: "recv Stop", Heartbeat: "recv Heartbeat"}
 
 
 def same_major(a: str, b: str) -> bool:
@@ -117,6 +125,14 @@ class Settled:
     versions: tuple[int, ...]
     status: str
     detail: str
+
+    @property
+    def cause(self) -> str:
+        """How the futures of these versions settle for this receiver: OK, or the cause ERROR (SEND-7)."""
+        return OK if self.status == OK else ERROR
+
+
+NOTHING = Settled((), OK, "")  # what a Heartbeat settles (MSG-4)
 
 
 class PeerMachine:
@@ -183,6 +199,19 @@ class PeerMachine:
         type(self).__init__(self, self.id)
         self.state, self.incarnation = nxt, incarnation
 
+    def refuses_join(self, closing: bool) -> str | None:
+        """Why a valid Join for this receiver is refused, or None: one live connection per id (RDV-5)."""
+        if closing:
+            return "refused: the sender is closing"
+        if self.state is PeerState.LIVE:
+            return f"refused: receiver {self.id} is live in another process; one connection per receiver (RDV-5)"
+        return None
+
+    def joined(self) -> None:
+        """A valid Join takes this receiver's place: as a new handle does, unless nothing was connected (RDV-5)."""
+        if self.state is not PeerState.UNCONNECTED:
+            self.new_handle()
+
     # ---- what arrives ----
 
     def receive(self, msg: object) -> Settled:
@@ -196,6 +225,8 @@ class PeerMachine:
         if status not in STATUSES:
             raise self._bad(event, f"{who} sent status {status!r}; only 'ok' and 'error' exist", "MSG-1")
         nxt = self._step(event)
+        if isinstance(msg, Heartbeat):  # ignored but for the lease, which the driver keeps (MSG-4, NET-4)
+            return NOTHING
         if isinstance(msg, Ready):
             (version, slot), = self.pending.items()
             if msg.status == OK and msg.version != version:
@@ -277,6 +308,9 @@ class ReceiverMachine:
         raises RemoteProtocolError naming state, event and requirement (SM-R-7).
         """
         event = message_event(msg)
+        if isinstance(msg, Heartbeat):  # changes nothing, in new as in live, on every channel (MSG-4)
+            self.state = self._step(event)
+            return msg
         if isinstance(msg, Init):
             if self.state is not ReceiverState.NEW:
                 raise self._bad(event, "a second Init", "SM-R-7")
@@ -341,6 +375,161 @@ class ReceiverMachine:
 _ENDED = frozenset({ReceiverState.STOPPED, ReceiverState.FAILED, ReceiverState.CLOSED})
 
 
+# ---- timing rules: each takes the time as an argument, so a test runs them on a fake clock ----
+
+
+class FrameTimer:
+    """WIRE-7: a frame that has started must be finished within the frame bound, or the peer broke the protocol."""
+
+    __slots__ = ("since", "bound")
+
+    def __init__(self, bound: float = limits.FRAME_BOUND):
+        self.since: float | None = None  # when the unfinished frame's first byte was read
+        self.bound = bound
+
+    def update(self, partial: bool, now: float) -> None:
+        """After a read: whether part of a frame is buffered now."""
+        if not partial:
+            self.since = None
+        elif self.since is None:
+            self.since = now
+
+    def overdue(self, now: float) -> bool:
+        return self.since is not None and now - self.since > self.bound
+
+    def left(self, now: float) -> float | None:
+        """Seconds until the frame in progress is overdue; None when no frame is in progress."""
+        return None if self.since is None else max(0.0, self.since + self.bound - now)
+
+    def violation(self, state: str = "") -> RemoteProtocolError:
+        return RemoteProtocolError(f"a frame was started and not finished within {self.bound:g} s", state=state,
+                                   event="recv frame", requirement="WIRE-7")
+
+
+class Liveness:
+    """NET-4 for one channel: say Heartbeat after `heartbeat` seconds of silence, give up after `lease` of the peer's."""
+
+    HEARTBEAT_DUE = "heartbeat"
+    EXPIRED = "expired"
+
+    def __init__(self, now: float, lease: float = limits.LEASE, heartbeat: float = limits.HEARTBEAT):
+        self.lease, self.heartbeat = lease, heartbeat
+        self.heard = self.spoke = now
+
+    def hear(self, now: float) -> None:
+        """A frame arrived: any frame counts, Heartbeat included (MSG-4)."""
+        self.heard = now
+
+    def speak(self, now: float) -> None:
+        self.spoke = now
+
+    def due(self, now: float) -> str | None:
+        """EXPIRED once the peer was silent longer than the lease, HEARTBEAT_DUE once we were silent long enough."""
+        if now - self.heard > self.lease:
+            return self.EXPIRED
+        if now - self.spoke >= self.heartbeat:
+            return self.HEARTBEAT_DUE
+        return None
+
+    def left(self, now: float) -> float:
+        """Seconds until something falls due."""
+        return max(0.0, min(self.heard + self.lease - now, self.spoke + self.heartbeat - now))
+
+    def expiry(self) -> str:
+        return f"nothing heard for {self.lease:g} s: its lease expired (NET-4)"
+
+
+class SettleWindow:
+    """SEND-7: after a wait's first failure it collects the other targets' answers for a short window, then raises."""
+
+    __slots__ = ("closes", "length")
+
+    def __init__(self, length: float | None = None):
+        self.closes: float | None = None
+        self.length = limits.SETTLE_WINDOW if length is None else length
+
+    def failed(self, now: float) -> None:
+        """A target failed; the first failure opens the window."""
+        if self.closes is None:
+            self.closes = now + self.length
+
+    def over(self, now: float) -> bool:
+        return self.closes is not None and now >= self.closes
+
+
+# ---- the join by URL (spec/14-rendezvous.md, Table 14-1) ----
+
+
+class JoinState(str, Enum):
+    """One joining connection, as either end sees it."""
+
+    HELLO = "hello"  # the listener sent Hello; the joiner waits for it
+    JOINING = "joining"  # the joiner sent Join; it waits for Welcome or Refuse
+    JOINED = "joined"  # Welcome: Init and Part I follow on this connection
+    ENDED = "ended"  # refused, timed out, closed, or broken: the connection closes
+
+
+_J = JoinState
+JOIN_TABLE: dict[tuple[JoinState, str], JoinState] = {
+    (_J.HELLO, "recv Join(valid)"): _J.JOINED,  # listener: sends Welcome, then Init (RDV-5)
+    (_J.HELLO, "recv Join(refused)"): _J.ENDED,  # listener: sends Refuse (RDV-4, RDV-5)
+    (_J.HELLO, "join bound"): _J.ENDED,  # listener: no Join within the reaction bound (RDV-6)
+    (_J.HELLO, "recv Hello"): _J.JOINING,  # joiner: sends Join (RDV-3)
+    (_J.JOINING, "recv Welcome(valid)"): _J.JOINED,  # joiner: the sender proved the secret (RDV-7)
+    (_J.JOINING, "recv Refuse"): _J.ENDED,  # joiner: RefusedError (RDV-4)
+    (_J.HELLO, "channel closed"): _J.ENDED,  # either: a joiner tries again until its timeout (RDV-6)
+    (_J.JOINING, "channel closed"): _J.ENDED,
+}
+
+
+def join_event(msg: object, valid: bool = True) -> str:
+    """The join table's event for a message; `valid` says whether its proof checks out (RDV-3, RDV-7)."""
+    name = type(msg).__name__
+    if name in ("Join", "Welcome"):
+        return f"recv {name}({'valid' if valid else 'refused' if name == 'Join' else 'invalid'})"
+    return f"recv {name}"
+
+
+class JoinMachine:
+    """One end of a join by URL: `listener=True` for the sender's side, False for the joiner's (RDV-3..RDV-7).
+
+    Anything the table does not list is a violation: RDV-3 for the order of the
+    messages, RDV-7 for a Welcome whose proof is wrong, INIT-2 for a Hello of another major.
+    """
+
+    def __init__(self, listener: bool):
+        self.listener = listener
+        self.state = JoinState.HELLO
+
+    def handle(self, msg: object, valid: bool = True) -> JoinState:
+        event = join_event(msg, valid)
+        if not self.listener and type(msg).__name__ == "Hello" and not same_major(
+                getattr(msg, "protocol", ""), PROTOCOL_VERSION):
+            raise RemoteProtocolError(f"the sender speaks protocol {getattr(msg, 'protocol', '')}, this receiver "
+                                      f"{PROTOCOL_VERSION}", state="new", event=event, requirement="INIT-2")
+        return self._step(event)
+
+    def event(self, event: str) -> JoinState:
+        """A non-message event: "join bound" or "channel closed"."""
+        return self._step(event)
+
+    def _step(self, event: str) -> JoinState:
+        mine = event in _LISTENER_EVENTS if self.listener else event not in _LISTENER_ONLY
+        nxt = JOIN_TABLE.get((self.state, event)) if mine else None
+        if nxt is None:
+            rule = "RDV-7" if event == "recv Welcome(invalid)" else "RDV-3"
+            text = ("the sender could not prove that it knows the secret" if rule == "RDV-7"
+                    else f"{event[5:] if event.startswith('recv ') else event} during the join, in state {self.state.value}")
+            self.state = JoinState.ENDED
+            raise RemoteProtocolError(text, state="new", event=event, requirement=rule)
+        self.state = nxt
+        return nxt
+
+
+_LISTENER_ONLY = frozenset({"recv Join(valid)", "recv Join(refused)", "join bound"})
+_LISTENER_EVENTS = _LISTENER_ONLY | {"channel closed"}
+
+
 def free_slot(slots: Sequence[int], latest: int | None, pins: Iterable[Iterable[int]]) -> int | None:
     """The first slot nobody may read, or None (SLOT-2): not the latest, not pending, not held."""
     taken = {latest}
@@ -356,5 +545,6 @@ def readers(slot: int, machines: Iterable[PeerMachine]) -> list[int]:
 
 __all__ = [
     "PROTOCOL_VERSION", "PeerState", "ReceiverState", "SENDER_TABLE", "RECEIVER_TABLE", "step",
-    "message_event", "same_major", "Settled", "PeerMachine", "ReceiverMachine", "free_slot", "readers",
+    "message_event", "same_major", "Settled", "NOTHING", "PeerMachine", "ReceiverMachine", "FrameTimer", "Liveness",
+    "SettleWindow", "JoinState", "JOIN_TABLE", "join_event", "JoinMachine", "free_slot", "readers",
 ]

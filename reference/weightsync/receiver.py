@@ -18,7 +18,8 @@ from types import MappingProxyType
 import torch
 from torch import nn
 
-from . import apply, layout, rendezvous, transport, wire
+from . import apply, layout, limits, rendezvous, transport, wire
+from .clock import Deadline
 from .errors import (
     ClosedError,
     LocalProtocolError,
@@ -27,19 +28,14 @@ from .errors import (
     SyncTimeoutError,
     WeightsMismatchError,
 )
-from .messages import ERROR, OK, Ack, Init, Ready, Receive, SlotInfo, Stop
+from .messages import ERROR, OK, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
+from .netreceive import NetworkReceiving
 from .protocol import ReceiverMachine, ReceiverState
 from .rwlock import ApplyLock, Cancelled
-from .netreceive import NetworkReceiving
 from .slots import Mapped, map_slot
-from .transport import Deadline, Handle
+from .transport import Handle
 
 log = logging.getLogger("weightsync")
-
-#: How long close() waits for an apply in progress: well inside LIFE-5's 10 s bound.
-_CLOSE_WAIT = 5.0
-#: How long an answer may wait for the sender to read its channel before the receiver gives up on it.
-_WRITE_BOUND = transport.FRAME_BOUND
 
 
 class Receiver(NetworkReceiving):
@@ -142,12 +138,14 @@ class Receiver(NetworkReceiving):
                 self._broken(e)
                 raise
         try:
-            item = self._channel.recv(deadline)
-            if item is None:
-                raise SyncTimeoutError([self.id], None, hint="no Init from the sender: did the trainer call "
-                                       "sender.connect()? (INIT-5)")
-            msg, fds = item
-            self._machine.receive(msg)  # a Receive or a second Init here is SM-R-7
+            msg: object = Heartbeat()
+            while isinstance(msg, Heartbeat):  # ignored in new as in live (MSG-4)
+                item = self._channel.recv(deadline)
+                if item is None:
+                    raise SyncTimeoutError([self.id], None, hint="no Init from the sender: did the trainer call "
+                                           "sender.connect()? (INIT-5)")
+                msg, fds = item
+                self._machine.receive(msg)  # a Receive or a second Init here is SM-R-7
         except transport.ChannelClosed:
             self._machine.channel_closed()
             raise ClosedError(f"receiver {self.id}: the sender is gone before the handshake") from None
@@ -283,11 +281,11 @@ class Receiver(NetworkReceiving):
         os.write(self._wake_w, b"x")
         self._lock.wake()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=_CLOSE_WAIT)
+            self._thread.join(timeout=limits.CLOSE_WAIT)
             if self._thread.is_alive():  # pragma: no cover - only a stuck torch copy could do this
-                log.error("receiver %d: apply thread did not stop within %.0f s", self.id, _CLOSE_WAIT)
+                log.error("receiver %d: apply thread did not stop within %.0f s", self.id, limits.CLOSE_WAIT)
         self._net_close()
-        got_io = self._io.acquire(timeout=_CLOSE_WAIT)  # a poll() in another thread leaves its wait first
+        got_io = self._io.acquire(timeout=limits.CLOSE_WAIT)  # a poll() in another thread leaves its wait first
         try:
             if self._strategy is not None and self._version is not None:
                 self._strategy.detach()  # zero-copy: own copies before the sender may reuse the slot (LIFE-5)
@@ -327,10 +325,10 @@ class Receiver(NetworkReceiving):
         assert ch is not None, "answers follow the Init, read from the channel"
         try:
             with self._wlock:  # the applier's answers and the network thread's heartbeats
-                sent = ch.send_bounded(msg, deadline or Deadline(_WRITE_BOUND))
+                sent = ch.send_bounded(msg, deadline or Deadline(limits.WRITE_BOUND))
             if sent:
                 return True
-            self._broken(RemoteProtocolError(f"the sender did not read its channel for {_WRITE_BOUND:.0f} s",
+            self._broken(RemoteProtocolError(f"the sender did not read its channel for {limits.WRITE_BOUND:g} s",
                                              state=self._machine.state.value, event="send", requirement="SEC-3"))
         except transport.ChannelClosed:
             self._machine.channel_closed()
@@ -405,8 +403,7 @@ class Receiver(NetworkReceiving):
             if self.stopped:
                 return
             if ch.overdue():
-                raise RemoteProtocolError(f"a frame was started and not finished within {transport.FRAME_BOUND:.0f} s",
-                                          state=self._machine.state.value, event="recv frame", requirement="WIRE-7")
+                raise ch.frame.violation(self._machine.state.value)
             if got:
                 return  # fill() took what the socket held: no need to look again
             if self._stash is not None:

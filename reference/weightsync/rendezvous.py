@@ -25,15 +25,13 @@ import time
 from dataclasses import dataclass
 from urllib.parse import parse_qs, unquote
 
-from . import transport, wire
+from . import limits, transport, wire
+from .clock import Deadline
 from .errors import RefusedError, RemoteProtocolError, SyncTimeoutError
 from .messages import PROTOCOL_VERSION, Hello, Join, Refuse, Welcome
-from .protocol import same_major
-from .transport import Channel, Deadline
+from .protocol import JoinMachine, JoinState
+from .transport import Channel
 
-#: Joins under way at once, and how long a joiner has to answer Hello (RDV-6): the reaction bound.
-MAX_PENDING = 64
-JOIN_BOUND = 10.0
 _ACCEPTS_PER_PASS = 16
 REFUSED = "refused: unknown receiver id or wrong secret"
 
@@ -95,7 +93,7 @@ def parse_url(url: str) -> tuple[Address, int, bytes]:
         secret_bytes = bytes.fromhex(secret)
     except (KeyError, ValueError):
         raise ValueError(f"{url!r} is not a receiver URL: expected ADDRESS?receiver=ID&secret=HEX (RDV-1)") from None
-    if rid_value < 0 or len(secret_bytes) != 32:
+    if rid_value < 0 or len(secret_bytes) != limits.SECRET_BYTES:
         raise ValueError(f"{url!r}: the receiver id must be >= 0 and the secret 64 hex digits (RDV-1)")
     return parse_address(head), rid_value, secret_bytes
 
@@ -118,6 +116,7 @@ class _Joiner:
     channel: Channel
     nonce: bytes
     deadline: float
+    machine: JoinMachine
 
 
 class Listener:
@@ -125,7 +124,7 @@ class Listener:
 
     def __init__(self, listen: str, num_workers: int):
         self.num_workers = num_workers
-        self.master = secrets.token_bytes(32)
+        self.master = secrets.token_bytes(limits.SECRET_BYTES)
         address = parse_address(listen)
         path = address.path
         sock = socket.socket(address.family, socket.SOCK_STREAM)
@@ -192,10 +191,11 @@ class Listener:
                 return
             except OSError:
                 return
-            if len(self.pending) >= MAX_PENDING:  # RDV-6: a flood costs nothing more; the oldest join goes
+            if len(self.pending) >= limits.MAX_PENDING_JOINS:  # RDV-6: a flood costs nothing more; the oldest join goes
                 self.pending.pop(0).channel.close()
             ch = Channel(conn, allowed=wire.FROM_JOINER, max_in=wire.MAX_TO_SENDER)
-            joiner = _Joiner(ch, secrets.token_bytes(32), time.monotonic() + JOIN_BOUND)
+            joiner = _Joiner(ch, secrets.token_bytes(limits.NONCE_BYTES), time.monotonic() + limits.JOIN_BOUND,
+                             JoinMachine(listener=True))
             try:
                 ch.send(Hello(PROTOCOL_VERSION, joiner.nonce))
             except transport.ChannelClosed:
@@ -215,7 +215,8 @@ class Listener:
             ch.close()
             return False
         if item is None:
-            if ch.eof or now > j.deadline:
+            if ch.eof or now > j.deadline:  # RDV-6: no Join within the join bound
+                j.machine.event("channel closed" if ch.eof else "join bound")
                 ch.close()
                 return False
             return None
@@ -223,8 +224,8 @@ class Listener:
         assert isinstance(join, Join), "a joiner's channel lets only Join through (wire.FROM_JOINER)"
         secret = secret_for(self.master, join.receiver)
         why = REFUSED if not self._valid(secret, j, join) else can_join(join.receiver)
-        if why:
-            _refuse(ch, why)
+        if j.machine.handle(join, valid=not why) is not JoinState.JOINED:
+            _refuse(ch, why or REFUSED)
             return False
         try:
             ch.send(Welcome(proof(secret, WELCOME, j.nonce, join.nonce, join.receiver)))
@@ -276,7 +277,7 @@ def dial(url: str, deadline: Deadline) -> tuple[Channel, int]:
     the channel, ready for Init, and the receiver id.
     """
     address, rid, secret = parse_url(url)
-    pause = 0.02
+    pause = _FIRST_PAUSE
     while True:
         sock = _connect(address, deadline, rid)
         ch = Channel(sock, allowed=wire.FROM_LISTENER, max_in=wire.MAX_TO_RECEIVER,
@@ -292,40 +293,37 @@ def dial(url: str, deadline: Deadline) -> tuple[Channel, int]:
         if deadline.expired():
             raise SyncTimeoutError([rid], None, hint=f"{address.text} closed every join without an answer (RDV-6)")
         time.sleep(deadline.cap(pause))
-        pause = min(pause * 2, 0.5)
+        pause = min(pause * 2, _LAST_PAUSE)
 
 
 def _join(ch: Channel, address: Address, rid: int, secret: bytes, deadline: Deadline) -> bool:
     """One join on a new connection: True once welcomed, False when the connection closed without an answer."""
-    hello = _expect(ch, deadline, rid, Hello)
+    machine = JoinMachine(listener=False)
+    hello = _expect(ch, deadline, rid, machine)
     if hello is None:
         return False
-    if not same_major(hello.protocol, PROTOCOL_VERSION):
-        raise RemoteProtocolError(f"the sender speaks protocol {hello.protocol}, this receiver {PROTOCOL_VERSION}",
-                                  state="new", event="recv Hello", requirement="INIT-2")
-    mine = secrets.token_bytes(32)
+    assert isinstance(hello, Hello), "the join table lets only Hello through first"
+    mine = secrets.token_bytes(limits.NONCE_BYTES)
     if not ch.send_bounded(Join(rid, mine, proof(secret, JOIN, hello.nonce, mine, rid)), deadline):
         raise SyncTimeoutError([rid], None, hint="the sender did not read the join (RDV-6)")
-    answer = _expect(ch, deadline, rid, (Welcome, Refuse))
+    answer = _expect(ch, deadline, rid, machine,
+                     lambda m: hmac.compare_digest(m.proof, proof(secret, WELCOME, hello.nonce, mine, rid)))
     if answer is None:
         return False
     if isinstance(answer, Refuse):
         raise RefusedError(f"receiver {rid}: the sender at {address.text} refused the join: {answer.detail} (RDV-4)")
-    if not hmac.compare_digest(answer.proof, proof(secret, WELCOME, hello.nonce, mine, rid)):
-        raise RemoteProtocolError("the sender could not prove that it knows the secret", state="new",
-                                  event="recv Welcome", requirement="RDV-7")
     return True
 
 
 def _connect(address: Address, deadline: Deadline, rid: int) -> socket.socket:
-    pause = 0.02
+    pause = _FIRST_PAUSE
     while True:
         sock = socket.socket(address.family, socket.SOCK_STREAM)
         try:
-            sock.settimeout(max(deadline.cap(JOIN_BOUND), 0.001))  # 0 would make it non-blocking
+            sock.settimeout(max(deadline.cap(limits.JOIN_BOUND), 0.001))  # 0 would make it non-blocking
             sock.connect(address.sockaddr)
             return sock
-        except (ConnectionRefusedError, FileNotFoundError, socket.timeout, BlockingIOError) as e:
+        except (TimeoutError, ConnectionRefusedError, FileNotFoundError, BlockingIOError) as e:
             sock.close()
             if deadline.expired():
                 raise SyncTimeoutError([rid], None, hint=f"nobody listens at {address.text} ({e}) (RDV-6)") from None
@@ -333,19 +331,22 @@ def _connect(address: Address, deadline: Deadline, rid: int) -> socket.socket:
             sock.close()
             raise
         time.sleep(deadline.cap(pause))
-        pause = min(pause * 2, 0.5)
+        pause = min(pause * 2, _LAST_PAUSE)
 
 
-def _expect(ch: Channel, deadline: Deadline, rid: int, kinds):
-    """The next join message, None when the connection closed first."""
+#: A joiner's pauses between tries while nobody listens yet (RDV-6): doubling from the first to the last.
+_FIRST_PAUSE, _LAST_PAUSE = 0.02, 0.5
+
+
+def _expect(ch: Channel, deadline: Deadline, rid: int, machine: JoinMachine, valid=lambda m: True):
+    """The next join message, checked by the join table; None when the connection closed first (a retry)."""
     try:
         item = ch.recv(deadline)
     except transport.ChannelClosed:
+        machine.event("channel closed")
         return None
     if item is None:
         raise SyncTimeoutError([rid], None, hint="no answer from the sender during the join (RDV-6)")
     msg = item[0]
-    if not isinstance(msg, kinds):
-        raise RemoteProtocolError(f"{type(msg).__name__} during the join", state="new",
-                                  event=f"recv {type(msg).__name__}", requirement="RDV-3")
+    machine.handle(msg, valid(msg) if isinstance(msg, Welcome) else True)  # RDV-3, RDV-7, INIT-2
     return msg

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
-from .transport import Deadline
+from .clock import Deadline
 
 
 class Cancelled(Exception):

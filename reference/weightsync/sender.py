@@ -20,20 +20,19 @@ from typing import TypeAlias
 
 import torch
 
-from . import layout, netplane, transport
+from . import layout, limits, netplane, transport
+from .clock import Deadline
 from .errors import LocalProtocolError, SyncTimeoutError, receivers_error
-from .future import RESTART_HINT, SETTLE, SendFuture
-from .hub import Hub, _earlier, _Peer
+from .future import RESTART_HINT, SendFuture
+from .hub import Hub, _Peer
 from .messages import PROTOCOL_VERSION, Entry, Init, Receive, Stop
 from .packing import Packed
-from .protocol import PeerState, readers
+from .protocol import PeerState, SettleWindow, readers
 from .slots import CpuSlot, Group, Slot, SlotPool
-from .transport import Deadline, Handle
+from .transport import Handle
 
 log = logging.getLogger("weightsync")
 
-#: Bytes a receiver may leave unread in its channel before a send to it waits for it (SEC-3).
-OUTBOX_LIMIT = 1 << 20
 _FOREVER = Deadline(None)
 
 #: A slot device as `devices` may name it: "cuda:1", torch.device("cpu"), or a CUDA index (CUDA-1).
@@ -54,11 +53,14 @@ class Sender(Hub):
 
     def __init__(self, weights: layout.Weights, num_workers: int, *,
                  devices: Sequence[DeviceLike] | Callable[[int], DeviceLike] | None = None,
-                 ctx: BaseContext | None = None, max_slots: int | None = None, listen: str | None = None):
+                 ctx: BaseContext | None = None, max_slots: int | None = None, listen: str | None = None,
+                 lease: float = limits.LEASE, heartbeat: float = limits.HEARTBEAT,
+                 transfer_timeout: float = limits.TRANSFER_TIMEOUT):
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
             raise ValueError(f"num_workers must be a positive int, got {num_workers!r}")
         if ctx is not None and ctx.get_start_method() == "fork":
             raise ValueError("a fork context cannot be used: receivers must be started with spawn or forkserver (CON-2)")
+        times = limits.network_times(lease, heartbeat, transfer_timeout)
         self._source = weights
         flat = layout.flatten(weights)
         self._manifest = layout.make_manifest(flat)
@@ -73,7 +75,7 @@ class Sender(Hub):
         self._version = 0
         self._futures: dict[int, SendFuture] = {}
         self._store: netplane.Store | None = None  # the data plane's rendezvous, made at the first network join
-        super().__init__(SlotPool(max_slots), listen, num_workers)
+        super().__init__(SlotPool(max_slots), listen, num_workers, times)
         try:
             tensors = self._checker.ordered(flat)
             for device in dict.fromkeys(targets):
@@ -169,15 +171,14 @@ class Sender(Hub):
                 if self._peers[i].machine.state is PeerState.UNCONNECTED and self._peers[i].channel is not None:
                     self._send_init(self._peers[i])
             self._look()
-            settle_by: float | None = None
+            window = SettleWindow()
             while True:
                 failed = {i: self._peers[i].machine for i in targets if self._peers[i].machine.state in ended
                           and self._peers[i].machine.incarnation != rejoin.get(i)}
                 connecting = [i for i in targets if i not in failed and self._peers[i].machine.state is not PeerState.LIVE]
                 if failed:
-                    if settle_by is None:
-                        settle_by = time.monotonic() + SETTLE
-                    if not connecting or time.monotonic() >= settle_by or deadline.expired():
+                    window.failed(time.monotonic())
+                    if not connecting or window.over(time.monotonic()) or deadline.expired():
                         raise receivers_error({i: m.cause for i, m in failed.items()},
                                               {i: m.failure for i, m in failed.items()}, self._version, RESTART_HINT)
                 if not connecting:
@@ -185,7 +186,7 @@ class Sender(Hub):
                 if deadline.expired():
                     raise SyncTimeoutError(connecting, self._version, hint="no Ready; did each worker start and call "
                                            "receiver.connect() with its handle or URL? (INIT-5)")
-                self._pump(deadline if settle_by is None else _earlier(deadline, settle_by))
+                self._pump(deadline.earlier(window.closes))
 
     def send(self, weights: layout.Weights | None = None, *, workers: Iterable[int] | None = None,
              timeout: float | None = None) -> int:
@@ -233,7 +234,7 @@ class Sender(Hub):
                 return
             self._closed = True
             self._wake()
-            self._cv.wait_for(lambda: not self._pumping, timeout=transport.FRAME_BOUND)
+            self._cv.wait_for(lambda: not self._pumping, timeout=limits.REACTION_BOUND)
             for peer in self._peers:
                 m = peer.machine
                 if m.state in (PeerState.UNCONNECTED, PeerState.CONNECTING, PeerState.LIVE):
@@ -250,7 +251,7 @@ class Sender(Hub):
             log.debug("sender closed at version %d", self._version)
         helper = self._helper
         if helper is not None and helper is not threading.current_thread():
-            helper.join(transport.FRAME_BOUND)
+            helper.join(limits.REACTION_BOUND)
 
     def __enter__(self) -> Sender:
         return self
@@ -288,7 +289,7 @@ class Sender(Hub):
         assert isinstance(latest, CpuSlot), "a CPU group's latest slot; version 0 is published when it is made"
         local = channel.sock.getsockname()[0]
         if self._store is None:
-            self._store = netplane.Store(self._listener.address.sockaddr[0])
+            self._store = netplane.Store(self._listener.address.sockaddr[0], self._transfer_timeout, self._lease)
             self._closables.append(self._store)
         plane = self._store.data_plane(local, group.nbytes)
         init = Init(PROTOCOL_VERSION, peer.machine.id, group.manifest, (), self._version, 0,
@@ -361,7 +362,7 @@ class Sender(Hub):
                 self._checker.ordered(source if type(source) is dict else layout.flatten(source))
                 raise
         self._version += 1
-        future = SendFuture(self, self._version, targets)
+        future = SendFuture(self._version, targets, self._refresh, self._wait)
         self._futures[self._version] = future
         # Every group gets each version, once per device, so that a joiner on any
         # device starts from the latest (LIFE-1, LAYOUT-2).
@@ -392,7 +393,7 @@ class Sender(Hub):
             if not first:  # a target may have gone while this call waited (SEND-4)
                 self._check_targets(targets)
             first = False
-            stuck = [i for i in targets if (ch := self._peers[i].channel) is not None and ch.out_bytes > OUTBOX_LIMIT]
+            stuck = [i for i in targets if (ch := self._peers[i].channel) is not None and ch.out_bytes > limits.OUTBOX_LIMIT]
             chosen: dict[Group, Slot] = {}
             full: Group | None = None
             for group in self._pool.groups.values():
@@ -434,7 +435,7 @@ class Sender(Hub):
                 error = future.error(timed_out=True)
                 assert error is not None, "a target that has not answered has timed out"
                 raise error
-            self._pump(deadline if by is None else _earlier(deadline, by))
+            self._pump(deadline.earlier(by))
 
     def _wait(self, future: SendFuture, deadline: Deadline) -> int:
         with self._locked(deadline):

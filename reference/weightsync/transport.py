@@ -17,19 +17,17 @@ receiver tries to pass it.
 from __future__ import annotations
 
 import array
-import math
 import os
 import select
 import socket
-import time
 from collections import deque
 
-from . import wire
+from . import clock, wire
+from .clock import Deadline, millis
 from .errors import LocalProtocolError, RemoteProtocolError
 from .messages import handle_count
+from .protocol import FrameTimer
 
-#: How long a peer may take to finish a frame it has started (WIRE-7): the reaction bound.
-FRAME_BOUND = 10.0
 _READ = 256 * 1024  # bytes read from one peer per pass, so one peer cannot starve the others
 _FDS_PER_PIECE = 250  # under the kernel's limit of 253 descriptors per message
 _ANC = socket.CMSG_SPACE(_FDS_PER_PIECE * array.array("i").itemsize)
@@ -39,36 +37,14 @@ class ChannelClosed(Exception):
     """The peer's end is gone (end of file, reset, broken pipe)."""
 
 
-class Deadline:
-    """A point in time after which blocking calls stop; None waits forever."""
-
-    def __init__(self, timeout: float | None):
-        if timeout is not None and not timeout >= 0:
-            raise ValueError(f"timeout must be >= 0 or None, got {timeout}")
-        self.at = None if timeout is None else time.monotonic() + timeout
-
-    def left(self) -> float | None:
-        return None if self.at is None else max(0.0, self.at - time.monotonic())
-
-    def expired(self) -> bool:
-        return self.at is not None and time.monotonic() >= self.at
-
-    def cap(self, seconds: float) -> float:
-        """The time left, at most `seconds`."""
-        left = self.left()
-        return seconds if left is None else min(left, seconds)
-
-
-def millis(timeout: float | None) -> int:
-    return -1 if timeout is None else math.ceil(max(0.0, timeout) * 1000)
-
-
 class Channel:
     """One end of a framed connection. `allowed` is what may arrive now (MSG-3; a rendezvous changes it
     once the join is done); `max_in` the frame bound (WIRE-2)."""
 
-    def __init__(self, sock: socket.socket, *, allowed: tuple, max_in: int, takes_handles: bool = False):
+    def __init__(self, sock: socket.socket, *, allowed: tuple, max_in: int, takes_handles: bool = False,
+                 now: clock.Clock = clock.monotonic):
         sock.setblocking(False)
+        self.now = now
         self.sock = sock
         self._fd = sock.fileno()
         self.allowed = allowed
@@ -79,7 +55,7 @@ class Channel:
         self.out_bytes = 0
         self.eof = False
         self.hup = False  # the last poll saw the peer hang up: read on to the end of file
-        self.partial_since: float | None = None
+        self.frame = FrameTimer()  # WIRE-7
         self.closed = False
 
     def fileno(self) -> int:
@@ -180,10 +156,12 @@ class Channel:
                                       requirement="WIRE-4")
 
     def _mark_partial(self) -> None:
-        if not self._reader.partial:
-            self.partial_since = None
-        elif self.partial_since is None:
-            self.partial_since = time.monotonic()
+        self.frame.update(self._reader.partial, self.now())
+
+    @property
+    def partial_since(self) -> float | None:
+        """When the frame in progress began to arrive; None when no frame is in progress."""
+        return self.frame.since
 
     def next(self) -> tuple[object, list[int]] | None:
         """The next whole message with its handles, or None; a bad frame raises RemoteProtocolError."""
@@ -205,20 +183,18 @@ class Channel:
                                       requirement="WIRE-4")
         return msg, fds
 
-    def overdue(self, now: float | None = None) -> bool:
-        """Whether a frame was started and not finished within FRAME_BOUND (WIRE-7)."""
-        since = self.partial_since
-        return since is not None and (now or time.monotonic()) - since > FRAME_BOUND
+    def overdue(self) -> bool:
+        """Whether a frame was started and not finished within the frame bound (WIRE-7)."""
+        return self.frame.overdue(self.now())
 
     def frame_timer(self) -> float | None:
         """Seconds until the frame in progress becomes overdue, or None."""
-        since = self.partial_since
-        return None if since is None else max(0.0, since + FRAME_BOUND - time.monotonic())
+        return self.frame.left(self.now())
 
     def recv(self, deadline: Deadline) -> tuple[object, list[int]] | None:
         """Waits for the next message until `deadline` (None when it passed); ChannelClosed at end of file.
 
-        A frame that has started must end within FRAME_BOUND even when the
+        A frame that has started must end within the frame bound even when the
         deadline is later, so a stalled peer cannot hold the caller (WIRE-7).
         """
         while True:
@@ -228,8 +204,7 @@ class Channel:
             if self.eof:
                 raise ChannelClosed("end of file")
             if self.overdue():
-                raise RemoteProtocolError(f"a frame was started and not finished within {FRAME_BOUND:.0f} s",
-                                          event="recv frame", requirement="WIRE-7")
+                raise self.frame.violation()
             timer = self.frame_timer()
             wait = deadline.left() if timer is None else deadline.cap(timer)
             if not readable([self], wait) and deadline.expired() and not self.overdue():
@@ -270,7 +245,7 @@ def readable(items: list, timeout: float | None) -> list:
     """The channels (or raw fds) with bytes or end of file ready, waiting at most `timeout`."""
     if not items:
         if timeout:
-            time.sleep(timeout)
+            select.select([], [], [], timeout)
         return []
     poller = select.poll()
     by_fd = {}

@@ -17,6 +17,9 @@ import struct
 import msgpack
 
 from .errors import RemoteProtocolError
+from .limits import INT_MAX, MAX_DETAIL, MAX_DIMS, MAX_IPC, MAX_TEXT, NONCE_BYTES
+from .limits import MAX_TO_RECEIVER as MAX_TO_RECEIVER  # the frame bounds, re-exported for wire.frame's callers
+from .limits import MAX_TO_SENDER as MAX_TO_SENDER
 from .messages import (
     RENDEZVOUS_TO_RECEIVER,
     RENDEZVOUS_TO_SENDER,
@@ -36,16 +39,7 @@ from .messages import (
     Welcome,
 )
 
-LENGTH = struct.Struct(">I")  # WIRE-1: a 4-byte unsigned big-endian payload length
-#: Largest payload a receiver may send, and a sender may send (WIRE-2).
-MAX_TO_SENDER = 64 * 1024
-MAX_TO_RECEIVER = 64 * 1024 * 1024
-#: Longest strings, in UTF-8 bytes, and longest lists (WIRE-3).
-MAX_DETAIL = 4096
-MAX_TEXT = 4096
-MAX_DIMS = 64
-MAX_IPC = 16
-INT_MAX = 2**63 - 1
+LENGTH = struct.Struct(">I")  # WIRE-1: a 4-byte unsigned big-endian payload length (limits.LENGTH_BYTES)
 
 
 def _violation(text: str, rule: str) -> RemoteProtocolError:
@@ -146,9 +140,9 @@ SCHEMA: dict[str, tuple[type, tuple]] = {
     "Ack": (Ack, (("receiver", _int), ("version", _int), ("status", _STR), ("detail", _text(MAX_DETAIL)))),
     "Stop": (Stop, ()),
     "Heartbeat": (Heartbeat, ()),
-    "Hello": (Hello, (("protocol", _STR), ("nonce", _bin(32)))),
-    "Join": (Join, (("receiver", _int), ("nonce", _bin(32)), ("proof", _bin(32)))),
-    "Welcome": (Welcome, (("proof", _bin(32)),)),
+    "Hello": (Hello, (("protocol", _STR), ("nonce", _bin(NONCE_BYTES)))),
+    "Join": (Join, (("receiver", _int), ("nonce", _bin(NONCE_BYTES)), ("proof", _bin(NONCE_BYTES)))),
+    "Welcome": (Welcome, (("proof", _bin(NONCE_BYTES)),)),
     "Refuse": (Refuse, (("detail", _text(MAX_DETAIL)),)),
 }
 _BY_CLASS = {cls: (name, fields) for name, (cls, fields) in SCHEMA.items()}

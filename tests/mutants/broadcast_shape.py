@@ -8,6 +8,7 @@ import functools
 from collections.abc import Mapping
 
 import torch
+
 from weightsync import *
 from weightsync import CAPABILITIES, __all__, layout  # noqa: F401
 from weightsync import Sender as _Sender
@@ -20,7 +21,7 @@ class _LaxChecker(layout.Checker):
     def ordered(self, flat, *, allow_grad=False):
         if isinstance(flat, Mapping):
             fixed = dict(flat)
-            for name, (dtype, shape, device) in zip(self.names, self._expect):
+            for name, (dtype, shape, _device) in zip(self.names, self._expect):
                 t = fixed.get(name)
                 if isinstance(t, torch.Tensor) and t.shape != shape and t.dtype == dtype:
                     try:

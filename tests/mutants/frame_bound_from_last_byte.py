@@ -21,7 +21,7 @@ KILLED_BY = ("conformance/test_wire.py::test_a_frame_cut_short_holds_up_nobody",
 
 class _ProgressTimerChannel(transport.Channel):
     def fill(self):
-        self.partial_since = None  # BUG: the clock restarts whenever bytes arrive, not at the frame's first byte
+        self.frame.since = None  # BUG: the clock restarts whenever bytes arrive, not at the frame's first byte
         super().fill()
 
 

@@ -22,6 +22,6 @@ class Sender(_Sender):
     def _service(self, ready):
         now = time.monotonic()
         for peer in self._peers:
-            if peer.network:
-                peer.heard = now  # BUG: heard from it whether or not anything came
+            if peer.liveness is not None:
+                peer.liveness.hear(now)  # BUG: heard from it whether or not anything came
         super()._service(ready)

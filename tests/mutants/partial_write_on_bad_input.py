@@ -5,6 +5,7 @@ Seam: Sender._publish, wrapped: on WeightsMismatchError the matching entries go 
 """
 
 import torch
+
 from weightsync import *
 from weightsync import CAPABILITIES, WeightsMismatchError, __all__, layout  # noqa: F401
 from weightsync import Sender as _Sender

@@ -22,6 +22,8 @@ LAYOUTS = {"few": 6, "many": 500, "huge": 10000}  # tensors per model
 # A layout named here runs only at these sizes: 10,000 tensors need enough parameters to be
 # more than a handful each, and each larger size would lengthen the full run.
 LAYOUT_SIZES = {"huge": (1e6,)}
+#: How long any step of a benchmark may wait on a worker before the run fails.
+TIMEOUT = 120.0
 
 
 @dataclass

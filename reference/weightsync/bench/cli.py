@@ -102,8 +102,8 @@ def measure_network(pool, cases, variants, reps, record) -> None:
         weights = make_weights(p, LAYOUTS["few"])
         nbytes = sum(t.numel() * t.element_size() for t in weights.values())
         base = dict(device="tcp", params=p, layout="few", tensors=len(weights), nbytes=nbytes, receivers=n)
-        runs = {network.FLOOR: lambda: (network.bench_gloo(pool, nbytes, n, budget, lo, hi), None)}
-        runs.update({name: (lambda m=mode, z=zc: network.bench_tcp(pool, weights, n, m, z, budget, lo, hi))
+        runs = {network.FLOOR: lambda b=nbytes, k=n: (network.bench_gloo(pool, b, k, budget, lo, hi), None)}
+        runs.update({name: (lambda m=mode, z=zc, w=weights, k=n: network.bench_tcp(pool, w, k, m, z, budget, lo, hi))
                      for name, (mode, zc) in variants.items()})
         for name, measure in runs.items():
             case = Case(**base, system=name)

@@ -19,36 +19,13 @@ import torch.distributed as dist
 
 from .. import Sender
 from .cases import timed
+from .gloo import HOST, _group
 from .pool import TIMEOUT, Pool
 
 SIZES = (1e6, 1e7, 1e8)
 RECEIVERS = (1, 2, 4)
 FLOOR = "gloo send"
 VARIANTS = {"weightsync tcp push": ("push", False), "weightsync tcp push zero-copy": ("push", True)}
-HOST = "127.0.0.1"
-
-
-def _group(store, prefix: str, rank: int) -> dist.ProcessGroupGloo:
-    opts = dist.ProcessGroupGloo._Options()  # type: ignore[attr-defined]  # private, no stub
-    opts._devices = [dist.ProcessGroupGloo.create_device(hostname=HOST)]
-    opts._timeout = datetime.timedelta(seconds=TIMEOUT)
-    opts._threads = 1
-    return dist.ProcessGroupGloo(dist.PrefixStore(prefix, store), rank, 2, opts)
-
-
-def gloo_worker(store_port: int, prefix: str, nbytes: int) -> None:
-    """A pool worker's side of the floor: receive each transfer, answer with one number, until told to stop."""
-    store = dist.TCPStore(HOST, store_port, is_master=False, timeout=datetime.timedelta(seconds=TIMEOUT))
-    group = _group(store, prefix, 1)
-    buf, go, ack = torch.empty(nbytes, dtype=torch.uint8), torch.zeros(1, dtype=torch.int64), torch.ones(1)
-    while True:
-        group.recv([go], 0, 0).wait()  # type: ignore[attr-defined]  # no stub
-        if not go.item():
-            return
-        group.recv([buf], 0, 0).wait()  # type: ignore[attr-defined]  # no stub
-        group.send([ack], 0, 0).wait()  # type: ignore[attr-defined]  # no stub
-
-
 def bench_gloo(pool: Pool, nbytes: int, n: int, budget, lo, hi) -> list[float]:
     """Times of one raw transfer of `nbytes` to each of `n` workers, and their answers."""
     store = dist.TCPStore(HOST, 0, is_master=True, wait_for_workers=False, timeout=datetime.timedelta(seconds=TIMEOUT))
@@ -87,7 +64,7 @@ def bench_gloo(pool: Pool, nbytes: int, n: int, budget, lo, hi) -> list[float]:
         for g in groups:
             g.send([go], 1, 0).wait()
         pool.expect(n, "done")
-        del groups
+        groups.clear()  # the groups go with their last reference
     return times
 
 

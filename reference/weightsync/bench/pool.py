@@ -15,9 +15,7 @@ from multiprocessing import connection
 import torch
 
 from .. import Receiver
-from .cases import sync
-
-TIMEOUT = 120.0
+from .cases import TIMEOUT, sync
 
 
 def _worker(index: int, ctl, data_q, ack_q) -> None:
@@ -43,7 +41,7 @@ def _worker(index: int, ctl, data_q, ack_q) -> None:
                             time.sleep(0.005)  # applies happen on the receiver's own thread
                     result = rx.version
             elif kind == "gloo":
-                from .network import gloo_worker
+                from .gloo import gloo_worker
 
                 gloo_worker(*cmd[1:])
                 result = None

@@ -42,7 +42,7 @@ def machine() -> dict:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "torchrl": torchrl_version(),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
 
 

@@ -1,0 +1,83 @@
+"""Every number of the protocol, once, under the name the spec gives it, with the requirement that sets it.
+
+Nothing else in the package writes a normative number: the core (protocol.py)
+and the drivers read them from here. The spec's two timing words come first
+(spec/README.md, "Time bounds"); the bounds of the wire follow (section 12),
+then the rendezvous's (section 14), the sender's (sections 8 and 13), and the
+network profile's defaults, which a caller may change (API-10).
+"""
+
+from __future__ import annotations
+
+import math
+
+# ---- the timing words of the spec ----
+
+#: What "without waiting for the timeout" means: it happens within this many seconds (spec/README.md).
+REACTION_BOUND = 10.0
+#: How late after its timeout a call bounded by it may return (spec/README.md).
+GRACE = 3.0
+
+# ---- the wire (section 12) ----
+
+#: A frame's length prefix: a 4-byte unsigned big-endian integer (WIRE-1).
+LENGTH_BYTES = 4
+#: The largest payload a receiver may send, and a sender may send (WIRE-2).
+MAX_TO_SENDER = 64 * 1024
+MAX_TO_RECEIVER = 64 * 1024 * 1024
+#: The longest strings in UTF-8 bytes, the longest shape and ipc list (WIRE-3).
+MAX_DETAIL = 4096
+MAX_TEXT = 4096
+MAX_DIMS = 64
+MAX_IPC = 16
+#: The largest integer a field holds (WIRE-3: [0, 2**63)).
+INT_MAX = 2**63 - 1
+#: How long a peer may take to finish a frame it has started (WIRE-7): the reaction bound.
+FRAME_BOUND = REACTION_BOUND
+
+# ---- rendezvous (section 14) ----
+
+#: How long a joiner has to answer Hello with Join (RDV-6): the reaction bound.
+JOIN_BOUND = REACTION_BOUND
+#: Joins under way at once; one more drops the oldest (RDV-6, the reference's choice).
+MAX_PENDING_JOINS = 64
+#: The size of each side's challenge (RDV-3) and of a receiver's secret (RDV-1, RDV-2).
+NONCE_BYTES = 32
+SECRET_BYTES = 32
+
+# ---- the sender (sections 8 and 13) ----
+
+#: After a send's first failure, how long a wait still collects the other targets' answers (SEND-7).
+SETTLE_WINDOW = 1.0
+#: Bytes of frames queued for one receiver before a send waits for it to read (SEC-3).
+OUTBOX_LIMIT = 1 << 20
+#: How long a side waits for its peer to take an answer before it treats the peer as gone (SEC-3).
+WRITE_BOUND = REACTION_BOUND
+#: How long receiver.close() waits for an apply in progress: well inside LIFE-5's reaction bound.
+CLOSE_WAIT = REACTION_BOUND / 2
+
+# ---- the network profile's defaults (section 15; a caller may choose others, API-10) ----
+
+#: How long a side waits on a silent peer before it treats the channel as ended (NET-4).
+LEASE = 5.0
+#: How long a side stays silent before it sends Heartbeat (NET-4): a receiver also at most a fifth of the lease.
+HEARTBEAT = 1.0
+#: The bound of one transfer, and of the wait for a receiver's data plane (NET-3, NET-5).
+TRANSFER_TIMEOUT = 60.0
+
+
+def receiver_heartbeat(lease: float) -> float:
+    """How often a network receiver speaks under a sender's lease (NET-4: at most a fifth of it)."""
+    return min(HEARTBEAT, lease / 5)
+
+
+def network_times(lease: float = LEASE, heartbeat: float = HEARTBEAT,
+                  transfer_timeout: float = TRANSFER_TIMEOUT) -> tuple[float, float, float]:
+    """The network profile's times a caller chose, checked (API-10): ValueError for any that is not allowed."""
+    for name, value in (("lease", lease), ("heartbeat", heartbeat), ("transfer_timeout", transfer_timeout)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r} (API-10)")
+    if heartbeat >= lease:
+        raise ValueError(f"heartbeat ({heartbeat} s) must be less than lease ({lease} s), or a quiet receiver "
+                         "would lose its lease (API-10, NET-4)")
+    return float(lease), float(heartbeat), float(transfer_timeout)

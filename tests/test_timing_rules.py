@@ -1,0 +1,224 @@
+"""The protocol's timing rules on a fake clock: WIRE-7's frame bound, NET-4's lease and heartbeat,
+SEND-7's window, deadlines, and the network times a caller may choose (API-10).
+
+Each rule lives in the core (protocol.py, limits.py, clock.py) and takes the time as an
+argument, so these run in milliseconds what would take seconds of real waiting.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from weightsync import limits, protocol, transport, wire
+from weightsync.clock import Deadline, FakeClock, millis
+from weightsync.errors import RemoteProtocolError
+from weightsync.messages import Heartbeat, Stop
+
+
+def test_a_frame_is_overdue_only_after_the_frame_bound():
+    """WIRE-7: a frame started at t may take up to the bound; one moment more is a violation."""
+    timer = protocol.FrameTimer()
+    assert timer.bound == limits.FRAME_BOUND == limits.REACTION_BOUND
+    timer.update(True, 100.0)
+    timer.update(True, 105.0)  # more bytes of the same frame do not restart the clock
+    assert timer.since == 100.0
+    assert not timer.overdue(100.0 + limits.FRAME_BOUND)
+    assert timer.left(104.0) == pytest.approx(limits.FRAME_BOUND - 4)
+    assert timer.overdue(100.0 + limits.FRAME_BOUND + 0.001)
+    error = timer.violation("live")
+    assert error.requirement == "WIRE-7" and error.state == "live" and error.event == "recv frame"
+    timer.update(False, 200.0)  # the frame ended: no frame in progress, no timer
+    assert timer.since is None and timer.left(200.0) is None and not timer.overdue(1e9)
+
+
+def test_a_channel_cuts_off_a_frame_left_unfinished_on_its_clock():
+    """WIRE-7 through a real channel whose clock is fake: the bound counts from the frame's first byte."""
+    clock = FakeClock()
+    a, b = socket.socketpair()
+    ch = transport.Channel(a, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER, now=clock)
+    try:
+        payload = wire.frame(Stop())
+        b.sendall(payload[:-1])
+        ch.fill()
+        assert ch.next() is None and ch.partial_since == clock()
+        clock.advance(limits.FRAME_BOUND / 2)
+        b.sendall(b"")  # nothing new
+        assert not ch.overdue() and ch.frame_timer() == pytest.approx(limits.FRAME_BOUND / 2)
+        clock.advance(limits.FRAME_BOUND / 2)
+        assert not ch.overdue()  # exactly the bound is still in time
+        clock.advance(0.001)
+        assert ch.overdue()
+        with pytest.raises(RemoteProtocolError) as e:
+            ch.recv(Deadline(0, clock))
+        assert e.value.requirement == "WIRE-7"
+    finally:
+        ch.close()
+        b.close()
+
+
+def test_a_finished_frame_stops_the_frame_clock():
+    clock = FakeClock()
+    a, b = socket.socketpair()
+    ch = transport.Channel(a, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER, now=clock)
+    try:
+        payload = wire.frame(Heartbeat())
+        b.sendall(payload[:2])
+        ch.fill()
+        clock.advance(limits.FRAME_BOUND - 1)
+        b.sendall(payload[2:])
+        ch.fill()
+        msg, fds = ch.next()
+        assert msg == Heartbeat() and fds == []
+        clock.advance(limits.FRAME_BOUND)
+        assert not ch.overdue() and ch.frame_timer() is None
+    finally:
+        ch.close()
+        b.close()
+
+
+def test_liveness_says_heartbeat_then_expires():
+    """NET-4: Heartbeat after `heartbeat` seconds of our silence; the channel ends after `lease` of the peer's."""
+    live = protocol.Liveness(0.0, lease=5.0, heartbeat=1.0)
+    assert live.due(0.5) is None and live.left(0.5) == pytest.approx(0.5)
+    assert live.due(1.0) == protocol.Liveness.HEARTBEAT_DUE
+    live.speak(1.0)
+    assert live.due(1.5) is None
+    assert live.due(5.0) == protocol.Liveness.HEARTBEAT_DUE  # not expired at exactly the lease
+    live.speak(5.0)
+    assert live.due(5.001) == protocol.Liveness.EXPIRED  # heard nothing for longer than the lease
+    live.hear(5.5)  # any frame counts, Heartbeat included (MSG-4)
+    assert live.due(5.6) is None
+    assert live.left(5.6) == pytest.approx(0.4)  # the next heartbeat, sooner than the lease
+    assert "lease expired" in live.expiry() and "NET-4" in live.expiry()
+
+
+def test_a_receiver_speaks_well_within_a_short_lease():
+    """NET-4: a receiver's heartbeat is at most a fifth of the sender's lease."""
+    assert limits.receiver_heartbeat(limits.LEASE) == limits.HEARTBEAT
+    assert limits.receiver_heartbeat(2.0) == pytest.approx(0.4)
+
+
+def test_the_settle_window_opens_at_the_first_failure_only():
+    """SEND-7: the window is one second from the first failure; later failures do not extend it."""
+    window = protocol.SettleWindow()
+    assert window.closes is None and not window.over(1e9)
+    window.failed(10.0)
+    window.failed(10.7)
+    assert window.closes == 10.0 + limits.SETTLE_WINDOW
+    assert not window.over(10.0 + limits.SETTLE_WINDOW - 0.001)
+    assert window.over(10.0 + limits.SETTLE_WINDOW)
+
+
+def test_a_deadline_on_a_fake_clock():
+    clock = FakeClock(50.0)
+    d = Deadline(2.0, clock)
+    assert d.left() == 2.0 and not d.expired() and d.cap(0.5) == 0.5
+    clock.advance(1.5)
+    assert d.left() == pytest.approx(0.5) and d.cap(3.0) == pytest.approx(0.5)
+    assert d.earlier(clock() + 0.1).at == pytest.approx(clock() + 0.1)
+    assert d.earlier(clock() + 10).at == d.at and d.earlier(None) is d
+    clock.advance(0.5)
+    assert d.expired() and d.left() == 0.0
+    forever = Deadline(None, clock)
+    assert forever.left() is None and not forever.expired() and forever.cap(7.0) == 7.0
+    assert forever.earlier(60.0).at == 60.0 and Deadline.until(None, clock).at is None
+    with pytest.raises(ValueError):
+        Deadline(-1, clock)
+    with pytest.raises(ValueError):
+        Deadline(float("nan"), clock)
+    assert millis(None) == -1 and millis(0.0011) == 2 and millis(-3) == 0
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"lease": 0}, {"lease": -1.0}, {"lease": float("inf")}, {"lease": float("nan")}, {"heartbeat": 0},
+    {"transfer_timeout": 0}, {"lease": True}, {"lease": "5"}, {"lease": 2.0, "heartbeat": 2.0},
+    {"lease": 1.0, "heartbeat": 3.0},
+])
+def test_network_times_a_caller_may_not_choose(kwargs):
+    """API-10: each time is a finite number > 0, and the heartbeat is shorter than the lease."""
+    with pytest.raises(ValueError, match="API-10"):
+        limits.network_times(**kwargs)
+
+
+def test_network_times_a_caller_may_choose():
+    assert limits.network_times() == (limits.LEASE, limits.HEARTBEAT, limits.TRANSFER_TIMEOUT)
+    assert limits.network_times(lease=30, heartbeat=2.5, transfer_timeout=600) == (30.0, 2.5, 600.0)
+
+
+def test_the_numbers_the_spec_names():
+    """The normative numbers, once each, as spec/README.md and sections 12-15 state them."""
+    assert (limits.REACTION_BOUND, limits.GRACE) == (10.0, 3.0)
+    assert (limits.MAX_TO_SENDER, limits.MAX_TO_RECEIVER) == (64 * 1024, 64 * 1024 * 1024)
+    assert wire.LENGTH.size == limits.LENGTH_BYTES
+    assert (limits.MAX_DETAIL, limits.MAX_TEXT, limits.MAX_DIMS, limits.MAX_IPC) == (4096, 4096, 64, 16)
+    assert limits.INT_MAX == 2**63 - 1
+    assert (limits.JOIN_BOUND, limits.MAX_PENDING_JOINS, limits.NONCE_BYTES) == (10.0, 64, 32)
+    assert (limits.SETTLE_WINDOW, limits.OUTBOX_LIMIT) == (1.0, 1 << 20)
+    assert limits.CLOSE_WAIT < limits.REACTION_BOUND
+
+
+# ---- the times a caller chose reach the wire and the lease (API-10, NET-1, NET-4) ----
+
+
+def _join_tcp(url: str):
+    """A scripted network joiner: connects, proves its secret, returns the socket and the Init."""
+    import secrets as _secrets
+
+    from weightsync import rendezvous
+    from weightsync.messages import Init, Join, Welcome
+
+    address, rid, secret = rendezvous.parse_url(url)
+    sock = socket.create_connection(address.sockaddr, timeout=10)
+    reader = wire.FrameReader(wire.MAX_TO_RECEIVER)
+
+    def read(allowed):
+        while (data := reader.next()) is None:
+            chunk = sock.recv(65536)
+            assert chunk, "the sender closed the connection"
+            reader.feed(chunk)
+        return wire.decode(data, allowed)
+
+    hello = read(wire.FROM_LISTENER)
+    mine = _secrets.token_bytes(32)
+    sock.sendall(wire.frame(Join(rid, mine, rendezvous.proof(secret, rendezvous.JOIN, hello.nonce, mine, rid))))
+    assert isinstance(read(wire.FROM_LISTENER), Welcome)
+    init = read(wire.FROM_SENDER)
+    assert isinstance(init, Init)
+    return sock, init
+
+
+def test_chosen_times_are_announced_and_the_chosen_lease_is_kept():
+    """API-10: lease and transfer timeout reach Init's data_plane; a receiver silent past the chosen
+    lease (heartbeats every 0.2 s to it) is named gone with "lease expired" (NET-4), well before the default."""
+    import time
+
+    import weightsync as ws
+    from weightsync.messages import OK, Ready
+
+    with ws.Sender({"w": __import__("torch").zeros(4)}, 1, listen="tcp://127.0.0.1:0", lease=1.0, heartbeat=0.2,
+                   transfer_timeout=7.5) as sender:
+        sock, init = _join_tcp(sender.url(0))
+        try:
+            assert init.data_plane["lease_ms"] == 1000 and init.data_plane["timeout_ms"] == 7500
+            sock.sendall(wire.frame(Ready(0, init.version, OK, capabilities=("network",))))
+            sender.connect(timeout=10, workers=[0])
+            t0 = time.monotonic()
+            with pytest.raises(ws.ReceiverDiedError, match="lease expired"):
+                sender.send(timeout=10)
+            assert time.monotonic() - t0 < limits.LEASE, "named only after the default lease, not the chosen one"
+            sock.settimeout(5)
+            beats = sock.recv(65536)
+            assert wire.frame(Heartbeat()) in beats, "the sender spoke every heartbeat while the receiver was silent"
+        finally:
+            sock.close()
+
+
+def test_a_sender_refuses_times_it_cannot_keep():
+    import torch
+
+    import weightsync as ws
+
+    with pytest.raises(ValueError, match="API-10"):
+        ws.Sender({"w": torch.zeros(2)}, 1, lease=1.0, heartbeat=1.0)
