@@ -30,8 +30,16 @@ from hypothesis import HealthCheck, Phase, settings
 
 from . import timing as tm
 from .names import KNOWN_CAPABILITIES, REQUIRED_NAMES, TIMESCALE_ENV
-from .verdict import (INCONCLUSIVE, NOT_IMPLEMENTED, PASSED, SKIPPED, VIOLATED, Inconclusive, implementation_packages,
-                      judge)
+from .verdict import (
+    INCONCLUSIVE,
+    NOT_IMPLEMENTED,
+    PASSED,
+    SKIPPED,
+    VIOLATED,
+    Inconclusive,
+    implementation_packages,
+    judge,
+)
 
 ID_RE = re.compile(r"^[A-Z]+(?:-[A-Z])?-\d+$")
 SPEC_ID = re.compile(r"\*\*([A-Z]+(?:-[A-Z])?-\d+)\*\*")

@@ -20,8 +20,8 @@ import time
 
 import msgpack
 
-from .bounds import HarnessError
 from . import timing as tm
+from .bounds import HarnessError
 
 LENGTH = struct.Struct(">I")
 MAX_TO_SENDER = 65536

@@ -16,9 +16,9 @@ import os
 import signal
 
 from . import server
-from .verdict import HarnessError, WorkerLost
-from .remote import RemoteError
 from . import timing as tm
+from .remote import RemoteError
+from .verdict import HarnessError, WorkerLost
 
 
 class Worker:

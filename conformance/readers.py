@@ -14,8 +14,8 @@ import threading
 import time
 from collections.abc import Mapping
 
-from .remote import describe_error
 from . import timing as tm
+from .remote import describe_error
 
 
 class ReaderCommands:

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from . import strategies as S
+from . import timing as tm
 from .conftest import KNOWN_CAPABILITIES
 from .rig import expect_error, waited
-from . import timing as tm
 
 
 def basic(seed=0):

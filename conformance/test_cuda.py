@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from . import strategies as S
+from . import timing as tm
 from .model import describe
 from .rig import Rig, expect_error
-from . import timing as tm
 
 pytestmark = [pytest.mark.needs("cuda", "push")]
 

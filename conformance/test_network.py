@@ -50,6 +50,34 @@ def test_versions_cross_tcp_bit_for_bit(rigs):
     rig.check()
 
 
+@pytest.mark.req("API-10", "NET-1", "NET-3", "NET-4")
+def test_times_a_caller_chose_reach_init_and_bad_ones_are_refused(ws, closing):
+    """API-10 is a MAY: a binding whose Sender takes none of lease, heartbeat, transfer_timeout is skipped.
+    One that takes them announces the chosen lease and transfer timeout in Init's data_plane, and refuses
+    a time that is not a finite number > 0, or a heartbeat not shorter than the lease, with ValueError."""
+    weights = basic(0)
+    try:
+        sender = ws.Sender(weights, 1, listen="tcp://127.0.0.1:0", lease=2.5, heartbeat=0.5, transfer_timeout=7.5)
+    except TypeError as e:
+        pytest.skip(f"the binding's Sender takes no network times (API-10 is optional): {e}")
+    closing(sender)
+    j = Joiner(sender.url(0))
+    closing(j)
+    assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL's id and secret got no Welcome"
+    plane = j.handshake(answer=False).get("data_plane") or {}
+    assert (plane.get("lease_ms"), plane.get("timeout_ms")) == (2500, 7500), (
+        f"API-10 violated: lease=2.5 and transfer_timeout=7.5 were announced as {plane}"
+    )
+    for bad in ({"lease": 0}, {"lease": float("inf")}, {"heartbeat": -1.0}, {"transfer_timeout": float("nan")},
+                {"lease": 1.0, "heartbeat": 1.0}):
+        try:
+            extra = ws.Sender(weights, 1, listen="tcp://127.0.0.1:0", **bad)
+        except ValueError:
+            continue
+        extra.close()
+        raise AssertionError(f"API-10 violated: Sender(..., {bad}) did not raise ValueError")
+
+
 @pytest.mark.req("NET-1", "WIRE-4", "WIRE-6")
 def test_a_tcp_init_names_the_data_plane_and_carries_no_handle(ws, rigs, closing):
     rig = rigs(basic(0), 1, connect=False, listen="tcp")

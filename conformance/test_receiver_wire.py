@@ -138,14 +138,25 @@ def _handshake(sender, subject, arrs, *, version=0, rid=0, protocol="1.1", check
     return session, manifest, nbytes
 
 
+#: MSG-4: legal in both directions on every channel once the join is done, and ignored.
+HEARTBEAT = {"type": "Heartbeat"}
+
+
 def _expect(session, kind: str, ids: str):
-    """The next frame, which must be a `kind`; no frame in time is a matter of time blamed on `ids`."""
+    """The next frame other than Heartbeat, which must be a `kind`; no frame in time is a matter of time blamed
+    on `ids`. A Heartbeat from the receiver is passed over: a peer MAY send one on any channel (MSG-4)."""
+    end = time.monotonic() + answer_bound()
     try:
-        return session.expect(kind, answer_bound())
+        while True:
+            msg, fds = session.recv(max(0.0, end - time.monotonic()))
+            if msg.get("type") != "Heartbeat":
+                break
     except HarnessError as e:
         raise TooSlow(f"{ids} violated: no {kind} from the receiver: {e}") from None
     except (PeerClosed, ConnectionResetError):
         raise AssertionError(f"{ids} violated: the receiver closed its channel where a {kind} was due") from None
+    assert msg.get("type") == kind, f"expected {kind}, got {msg}"
+    return msg, fds
 
 
 def _closes(session, what: str, bound: float | None = None, rule: str | None = None):
@@ -364,3 +375,101 @@ def test_a_frame_of_exactly_the_bound_is_read(sender, subject):
     assert out["applied"] and out["applied"][-1] == (1, digest(v1)), (
         f"ACK-3 violated: after a Receive of exactly 64 MiB the receiver reports {out['applied']}"
     )
+
+
+def _receive(sender, session, v: int, arrs, nbytes: int) -> None:
+    """Receive(v) in a new slot `v` holding `arrs`, with its handle."""
+    fd = sender.slot(v, layout(arrs)[1], nbytes)
+    session.send({"type": "Receive", "version": v, "slot": v, "new_slots": [slotinfo(v, nbytes)]}, fds=[fd])
+
+
+def _acks_up_to(session, v: int, sent, what: str) -> None:
+    """Acks, each ok, of a version in `sent` (the Receives not yet answered) and newer than the one before,
+    until one of `v` (one Ack may answer several, ACK-2)."""
+    acked: list[int] = []
+    while not acked or acked[-1] < v:
+        ack, _ = _expect(session, "Ack", "MSG-4")
+        assert ack["status"] == "ok" and ack["version"] in sent and (not acked or ack["version"] > acked[-1]), (
+            f"MSG-4 violated: {what}, the receiver answered {ack} (Receives sent: {sorted(sent)}, acked: {acked})"
+        )
+        acked.append(ack["version"])
+
+
+def _beat(session, n: int, what: str) -> None:
+    """n Heartbeats, each its own write; a channel the receiver closed on an earlier one is MSG-4's."""
+    try:
+        for _ in range(n):
+            session.send(HEARTBEAT)
+            time.sleep(0.01)  # not a bound: each Heartbeat is read on its own
+    except (BrokenPipeError, ConnectionResetError):
+        raise AssertionError(f"MSG-4 violated: the receiver closed its channel on a Heartbeat {what}") from None
+
+
+@pytest.mark.req("MSG-4", "SM-R-2", "ACK-1", "ACK-3", "LIFE-7")
+def test_heartbeats_while_live_are_ignored(sender, subject):
+    """Heartbeat from the sender on a live receiver's Unix channel (three in a row after Ready, one between two
+    Receives, one before each of the last Receive and Stop) changes nothing (MSG-4): the receiver stays up,
+    applies and acks every version bit for bit, keeps its channel, and stops only at Stop."""
+    v0 = arrays(0)
+    session, manifest, nbytes = _handshake(sender, subject, v0)
+    published = {0: digest(v0)}
+    _beat(session, 3, "after Ready")
+    v1 = arrays(1)
+    _receive(sender, session, 1, v1, nbytes)
+    published[1] = digest(v1)
+    _acks_up_to(session, 1, {1}, "after three Heartbeats and Receive(1)")
+    v2, v3 = arrays(2), arrays(3)
+    _receive(sender, session, 2, v2, nbytes)
+    published[2] = digest(v2)
+    _beat(session, 1, "between two Receives")
+    _receive(sender, session, 3, v3, nbytes)
+    published[3] = digest(v3)
+    _acks_up_to(session, 3, {2, 3}, "after Receive(2), a Heartbeat and Receive(3)")
+    _beat(session, 1, "after an Ack")
+    v4 = arrays(4)
+    _receive(sender, session, 4, v4, nbytes)
+    published[4] = digest(v4)
+    _acks_up_to(session, 4, {4}, "after a Heartbeat and Receive(4)")
+    _beat(session, 1, "before Stop")
+    session.send({"type": "Stop"})
+    out = subject.finish()
+    assert out["error"] is None, f"MSG-4 violated: a receiver sent Heartbeats while live reports {out['error']!r}"
+    for v, d in out["applied"]:
+        assert published.get(v) == d, f"ACK-3 violated: the receiver holds version {v} with other bytes than published"
+    assert out["applied"] and out["applied"][-1][0] == 4, (
+        f"MSG-4 violated: after Heartbeats and Receive(4) the receiver reports {out['applied']}"
+    )
+    assert out["stopped"], "LIFE-7 violated: after Stop the receiver does not say it stopped"
+
+
+@pytest.mark.req("MSG-4", "SM-R-1", "INIT-4", "ACK-3", "LIFE-7")
+def test_a_heartbeat_before_init_is_ignored(sender, subject):
+    """Heartbeat after the join and before Init, the receiver in state new, changes nothing (MSG-4): the
+    handshake goes on as if it had not come (Ready(ok) at the Init's version), and the receiver is live."""
+    subject.start(sender.url(0))
+    session = sender.accept(start_bound())
+    v0 = arrays(0)
+    manifest, data, nbytes = layout(v0)
+    _beat(session, 2, "before Init")
+    time.sleep(0.05)  # not a bound: the receiver waits for Init with the Heartbeats read
+    try:
+        session.send(init(0, manifest, [slotinfo(0, nbytes)], 0, 0), fds=[sender.slot(0, data, nbytes)])
+    except (BrokenPipeError, ConnectionResetError):
+        raise AssertionError("MSG-4 violated: the receiver closed its channel on a Heartbeat before Init") from None
+    ready, _ = _expect(session, "Ready", "MSG-4")
+    assert ready["status"] == "ok" and ready["version"] == 0, (
+        f"MSG-4 violated: after Heartbeats before Init, Ready is {ready}"
+    )
+    v1 = arrays(1)
+    _receive(sender, session, 1, v1, nbytes)
+    _acks_up_to(session, 1, {1}, "after Heartbeats before Init and Receive(1)")
+    session.send({"type": "Stop"})
+    out = subject.finish()
+    published = {0: digest(v0), 1: digest(v1)}
+    assert out["error"] is None, f"MSG-4 violated: a receiver sent Heartbeats before Init reports {out['error']!r}"
+    for v, d in out["applied"]:
+        assert published.get(v) == d, f"ACK-3 violated: the receiver holds version {v} with other bytes than published"
+    assert out["applied"] and out["applied"][-1][0] == 1, (
+        f"MSG-4 violated: after Heartbeats before Init the receiver reports {out['applied']}"
+    )
+    assert out["stopped"], "LIFE-7 violated: after Stop the receiver does not say it stopped"

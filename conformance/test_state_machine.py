@@ -31,17 +31,24 @@ import pytest
 import torch
 from hypothesis import note
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from . import strategies as S
+from . import timing as tm
 from .bounds import HarnessError, bounded
 from .model import GONE, LIVE, UNCONNECTED, describe, diff
 from .pool import RemoteFailure
 from .probes import child_processes, new_threads, shm_segments
 from .rig import Rig, check_receiver_error, spec_of
-from .verdict import TooSlow, in_time
 from .targets import build_target
-from . import timing as tm
+from .verdict import TooSlow, in_time
 
 N = 3
 #: close_sender becomes possible only after this many steps, so that examples do something first.
@@ -326,7 +333,7 @@ class Protocol(RuleBasedStateMachine):
             self._check_fields(error, "SyncTimeoutError", "SLOT-3", "send without a free slot",
                                workers_within=self._live())
             assert elapsed >= timeout - tm.EARLY, f"SLOT-3 violated: send gave up after {elapsed:.2f} s of {timeout} s"
-            for i, (status, value) in polled.items():
+            for status, value in polled.values():
                 assert status == "ok" and value is None, f"CONS-3 violated: poll() gave {value} with nothing published"
             return
         assert self.sender.version == before + 1, (

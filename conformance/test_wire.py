@@ -26,8 +26,20 @@ import pytest
 from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
-from .peers import LENGTH, MAX_TO_SENDER, ScriptedReceiver, ack, canonical, frame, pack, padded, ready
 from .model import describe
+from .peers import (
+    LENGTH,
+    MAX_TO_SENDER,
+    Joiner,
+    PeerClosed,
+    ScriptedReceiver,
+    ack,
+    canonical,
+    frame,
+    pack,
+    padded,
+    ready,
+)
 from .rig import check_receiver_error, expect_error, waited
 from .verdict import TooSlow, in_time
 
@@ -405,11 +417,11 @@ def test_slot_handles_are_read_only_and_sealed(ws, rigs, closing):
         rw = os.open(f"/proc/self/fd/{fd}", os.O_RDWR)  # a receiver can reopen it for writing ...
         try:
             for what, attempt in [
-                ("pwrite", lambda: os.pwrite(rw, b"\x7f" * 8, 0)),
-                ("ftruncate to 0", lambda: os.ftruncate(rw, 0)),
-                ("ftruncate larger", lambda: os.ftruncate(rw, 1 << 30)),
-                ("fallocate", lambda: os.posix_fallocate(rw, 0, 1 << 20)),
-                ("a writable shared mapping", lambda: mmap.mmap(rw, 64, flags=mmap.MAP_SHARED)),
+                ("pwrite", lambda rw=rw: os.pwrite(rw, b"\x7f" * 8, 0)),
+                ("ftruncate to 0", lambda rw=rw: os.ftruncate(rw, 0)),
+                ("ftruncate larger", lambda rw=rw: os.ftruncate(rw, 1 << 30)),
+                ("fallocate", lambda rw=rw: os.posix_fallocate(rw, 0, 1 << 20)),
+                ("a writable shared mapping", lambda rw=rw: mmap.mmap(rw, 64, flags=mmap.MAP_SHARED)),
             ]:
                 try:  # ... but every write fails (SEC-4)
                     attempt()
@@ -638,6 +650,115 @@ def test_a_frame_of_exactly_the_bound_is_read(ws, rigs, closing):
     waited(f, "WIRE-2", what=f"wait() answered by an Ack of exactly {MAX_TO_SENDER} bytes")
     rig.send(basic(2), workers=list(range(GOOD)))
     rig.check()
+
+
+#: MSG-4: legal in both directions on every channel once the join is done, and ignored.
+HEARTBEAT = {"type": "Heartbeat"}
+
+
+def _beat(peer, n: int, k: int, what: str) -> None:
+    """n Heartbeats from the scripted receiver, each its own write; a channel cut on an earlier one is MSG-4's."""
+    try:
+        for _ in range(n):
+            peer.send(HEARTBEAT)
+            time.sleep(0.01)  # not a bound: each Heartbeat is read on its own
+    except (BrokenPipeError, ConnectionResetError):
+        raise AssertionError(f"MSG-4 violated: the sender closed receiver {k}'s channel on a Heartbeat {what}") from None
+
+
+def _next_receive_past_heartbeats(peer, k: int) -> dict:
+    """The next Receive, passing over Heartbeats (a sender MAY send them on any channel, MSG-4); none in time is
+    a matter of time, the channel cut where a Receive was due a violation of MSG-4 (only Heartbeats came from k)."""
+    end = time.monotonic() + tm.BOUND
+    try:
+        while True:
+            msg, fds = peer.recv(max(0.0, end - time.monotonic()))
+            if msg.get("type") != "Heartbeat":
+                break
+    except HarnessError as e:
+        raise TooSlow(f"SEND-1 violated: no Receive reached the scripted receiver: {e}") from None
+    except (PeerClosed, ConnectionResetError):
+        raise AssertionError(f"MSG-4 violated: the sender cut receiver {k}'s channel, which sent only Heartbeats and "
+                             "Acks, where a Receive was due") from None
+    assert msg.get("type") == "Receive", f"expected Receive, got {msg}"
+    peer.take_slots(msg["new_slots"], fds)
+    return msg
+
+
+def _join_with_heartbeats(ws, rig, k: int, channel: str):
+    """Receiver k of `rig` played here on a handle's channel or a joined one: it answers Init with Heartbeats
+    first, then Ready, while connect(workers=[k]) runs: the sender's view of it is connecting (MSG-4)."""
+    if channel == "handle":
+        peer = ScriptedReceiver(rig.sender.handle(k), k)
+    else:
+        peer = Joiner(rig.sender.url(k))
+        answer = peer.join()
+        assert answer.get("type") == "Welcome", f"RDV-5 violated: a join with the URL's id and secret got {answer}"
+    out = {}
+
+    def connect():
+        try:
+            rig.sender.connect(tm.T, workers=[k])
+        except Exception as e:  # noqa: BLE001 - reported below
+            out["error"] = e
+
+    t = threading.Thread(target=connect, daemon=True)
+    t.start()
+    try:
+        init = peer.handshake(answer=False)
+    except HarnessError as e:
+        raise TooSlow(f"INIT-1 violated: no Init reached the scripted receiver: {e}") from None
+    _beat(peer, 3, k, "before Ready")
+    try:
+        peer.send(ready(k, init["version"]))
+    except (BrokenPipeError, ConnectionResetError):
+        raise AssertionError(f"MSG-4 violated: the sender closed receiver {k}'s channel on Heartbeats before "
+                             "Ready") from None
+    t.join(tm.T + tm.SLACK)
+    in_time(not t.is_alive() and not isinstance(out.get("error"), ws.SyncTimeoutError),
+            f"MSG-4 violated: connect of a receiver that sent Heartbeats before Ready did not complete: "
+            f"{out.get('error')}")
+    assert "error" not in out, (
+        f"MSG-4 violated: connect of a receiver that sent Heartbeats before Ready raised "
+        f"{type(out['error']).__name__}: {out['error']}"
+    )
+    return peer
+
+
+@pytest.mark.req("MSG-4", "SM-S-2", "SM-S-3")
+@pytest.mark.needs("push")
+@pytest.mark.parametrize("channel", ["handle", pytest.param("joined", marks=pytest.mark.needs("rendezvous"))])
+def test_heartbeats_from_a_receiver_are_ignored(ws, rigs, closing, channel):
+    """Heartbeat from a receiver changes nothing (MSG-4), whatever the sender's view of it: connecting (after
+    Init, before Ready: connect() completes), live with a Receive pending (before its Ack: the send returns
+    the version) and live with no call running (the next send reaches it and returns). The receiver is
+    never named failed or gone, and a real receiver beside it is served as before."""
+    rig = rigs(basic(0), 2, connect=[0], listen=channel == "joined")
+    k = 1
+    peer = _join_with_heartbeats(ws, rig, k, channel)
+    closing(peer)
+    for step in (1, 2, 3):
+        desc = describe(basic(step))
+        try:
+            f = bounded(rig.sender.send_async, basic(step), timeout=tm.T, limit=tm.T + tm.SLACK, what="send_async")
+        except HarnessError as e:
+            raise TooSlow(f"SEND-5 violated: {e}") from None
+        except Exception as e:  # noqa: BLE001 - a receiver named failed or gone for its Heartbeats
+            raise AssertionError(f"MSG-4 violated: send_async to receivers [0, {k}], {k} having sent only "
+                                 f"Heartbeats and Acks, raised {type(e).__name__}: {e}") from None
+        rig.model.publish(desc, [0, k])
+        v = _next_receive_past_heartbeats(peer, k)["version"]
+        _beat(peer, 2, k, "with a Receive pending")
+        try:
+            peer.send(ack(k, v))
+        except (BrokenPipeError, ConnectionResetError):
+            raise AssertionError(f"MSG-4 violated: the sender closed receiver {k}'s channel on Heartbeats with "
+                                 "a Receive pending") from None
+        waited(f, "MSG-4", what=f"wait() on a send that receiver {k} acked after Heartbeats")
+        rig.model.acked(0, v)
+        rig.model.acked(k, v)
+        _beat(peer, 2, k, "with no call running")
+    rig.check([0])
 
 
 @pytest.mark.req("INIT-1", "WIRE-4")

@@ -18,9 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from pathlib import Path
-
 from importlib.metadata import version
+from pathlib import Path
 
 import cosmic_ray.plugins
 from cosmic_ray.mutating import mutate_code

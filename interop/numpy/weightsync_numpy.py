@@ -4,6 +4,8 @@ It joins a sender by URL (spec 14: ``unix:PATH?receiver=I&secret=HEX`` or
 ``unix:@NAME?...``), proves the secret and checks the sender's proof (RDV-3, RDV-7), then
 speaks Part I over the wire profile (spec 12): 4-byte big-endian frames, strict
 MessagePack maps, slot handles as SCM_RIGHTS descriptors beside the frames that list them.
+Heartbeat from the sender is ignored once the join is done, before Init as while live (MSG-4);
+this receiver sends none (only the network profile obliges a peer to).
 TCP URLs parse but are rejected with NotImplementedError: the network profile (section 15)
 moves the bytes over a torch.distributed gloo group, which this torch-free receiver cannot join.
 
@@ -30,7 +32,22 @@ URL [push|pull]`` prints ``applied VERSION SHA256`` per held version, then ``sto
 """
 from __future__ import annotations
 
-import array, contextlib, hashlib, hmac, logging, math, mmap, os, secrets, select, socket, struct, sys, threading, time, types
+import array
+import contextlib
+import hashlib
+import hmac
+import logging
+import math
+import mmap
+import os
+import secrets
+import select
+import socket
+import struct
+import sys
+import threading
+import time
+import types
 from urllib.parse import unquote
 
 import msgpack
@@ -122,7 +139,8 @@ _SCHEMA = {
     "Hello": {"protocol": "str", "nonce": "bin32"}, "Welcome": {"proof": "bin32"}, "Refuse": {"detail": "str"},
     "Init": {"protocol": "str", "receiver": "int", "manifest": ("list", _ENTRY, 0), "slots": ("list", _SLOT, 0),
              "version": "int", "slot": "int", "byteorder": "str", "capabilities": ("opt", ("list", "str", 0), [])},
-    "Receive": {"version": "int", "slot": "int", "new_slots": ("list", _SLOT, 0)}, "Stop": {}}
+    "Receive": {"version": "int", "slot": "int", "new_slots": ("list", _SLOT, 0)}, "Stop": {},
+    "Heartbeat": {}}   # MSG-4: legal once the join is done, in new and live; ignored
 _INT64 = range(-(1 << 63), 1 << 63)
 _ATOMS = {"int": lambda x: type(x) is int and 0 <= x < 1 << 63,
           "str": lambda x: type(x) is str and len(x.encode()) <= MAX_STR,
@@ -209,7 +227,7 @@ class _Channel:
                 limit = deadline
                 if self.t0 is not None:
                     if time.monotonic() - self.t0 > REACTION:
-                        self.drop(); raise _bad("WIRE-7", "a frame was left unfinished for more than 10 s")
+                        self.drop(); raise _bad("WIRE-7", "a frame was left unfinished for more than 10 s") from None
                     limit = self.t0 + REACTION if limit is None else min(limit, self.t0 + REACTION)
                 if (limit is not None and time.monotonic() >= limit and limit == deadline) \
                         or not self._wait(select.POLLIN, limit):
@@ -337,11 +355,15 @@ class Receiver:
                 raise LocalProtocolError(f"connect() in state {self._state}")
             try:
                 self._join(deadline)
-                got = self._next(deadline)
-                if got is None:
-                    self._ch.close(); self._ch = None; self._open()
-                    raise SyncTimeoutError(f"no Init within {timeout} s (INIT-5)")
-                kind, msg = got
+                while True:
+                    got = self._next(deadline)
+                    if got is None:
+                        self._ch.close(); self._ch = None; self._open()
+                        raise SyncTimeoutError(f"no Init within {timeout} s (INIT-5)")
+                    kind, msg = got
+                    if kind != "Heartbeat":
+                        break
+                    self._nofds(kind)   # ignored in new (MSG-4)
                 if kind == "Init":
                     return self._on_init(msg)
                 self._nofds(kind)
@@ -375,8 +397,7 @@ class Receiver:
                 sock.connect(self._addr)
                 self._ch = _Channel(sock, self._wake_r)
                 got = self._next(deadline)
-            except (ConnectionRefusedError, FileNotFoundError, ConnectionResetError, BlockingIOError,
-                    socket.timeout, _EOF):
+            except (TimeoutError, ConnectionRefusedError, FileNotFoundError, ConnectionResetError, BlockingIOError, _EOF):
                 sock.close(); self._ch = None
                 if deadline is not None and time.monotonic() >= deadline:
                     raise SyncTimeoutError("no sender answered at the URL's address (RDV-6)") from None
@@ -518,6 +539,8 @@ class Receiver:
                 deadline = time.monotonic()
                 continue
             self._nofds(kind)
+            if kind == "Heartbeat":   # ignored in live, on any channel (MSG-4)
+                continue
             if kind != "Stop":
                 raise _bad("SM-R-7", f"{kind} while live", f"recv {kind}")
             self._stop()
@@ -602,7 +625,7 @@ class Receiver:
     def _stop(self, state: str = "stopped"):
         if self._ch is not None:
             self._ch.close(); self._ch = None
-        for key, slot in list(self._slots.items()):   # zero-copy views keep their mapping alive
+        for slot in list(self._slots.values()):   # zero-copy views keep their mapping alive
             if isinstance(slot, tuple) and isinstance(slot[0], mmap.mmap):
                 with contextlib.suppress(BufferError):
                     slot[0].close()

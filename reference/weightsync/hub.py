@@ -37,6 +37,7 @@ from .messages import Heartbeat
 from .netplane import Lane
 from .protocol import Liveness, PeerMachine, PeerState, Settled
 from .rendezvous import Listener
+from .session import Ended
 from .slots import Group, SlotPool
 from .transport import Channel, Handle
 
@@ -224,7 +225,6 @@ class Hub:
     def _service(self, ready: list) -> None:
         """Reads, writes and handles what the channels in `ready` have, then cuts off stalled peers (WIRE-7)
         and silent ones (NET-4), and says "still here" where it is due."""
-        now = time.monotonic()
         if None in ready:
             try:
                 while os.read(self._wake_r, 4096):
@@ -249,22 +249,14 @@ class Hub:
                     continue
                 if hit:
                     ch.fill()
-                while peer.machine.active and (item := ch.next()) is not None:
-                    if peer.liveness is not None:
-                        peer.liveness.hear(now)
-                    self._settle(peer, peer.machine.receive(item[0]))  # a Heartbeat settles nothing (MSG-4)
-                if not peer.machine.active:
-                    continue
-                due = peer.liveness.due(now) if peer.liveness is not None else None
-                if ch.eof:
-                    self._gone(peer, "its channel closed (process exited or receiver closed)")
-                elif ch.overdue():
-                    raise ch.frame.violation(peer.machine.state.value)
-                elif due == Liveness.EXPIRED:
-                    assert peer.liveness is not None, "only a network channel has a lease"
-                    self._gone(peer, peer.liveness.expiry())
-                elif due == Liveness.HEARTBEAT_DUE:
-                    self._write(peer, Heartbeat())
+                # The session decides (framing, WIRE-7, the machine, NET-4); this loop only acts.
+                while peer.machine.active and (event := ch.next_event()) is not None:
+                    if isinstance(event, Settled):
+                        self._settle(peer, event)
+                    elif isinstance(event, Ended):
+                        self._gone(peer, event.why)
+                    else:  # a Heartbeat is due
+                        self._write(peer, Heartbeat())
             except transport.ChannelClosed as e:
                 if peer.machine.active:
                     self._gone(peer, f"channel closed: {e}")
@@ -283,10 +275,9 @@ class Hub:
         """A receiver that joined by URL takes id `rid`: a new channel, as a new handle gives (SM-S-5, RDV-5)."""
         peer.machine.joined()
         self._drop(peer)
-        peer.channel, peer.handle = channel, None
         assert self._listener is not None, "only a listening sender adopts joiners"
-        peer.network = not self._listener.address.carries_handles
-        peer.liveness = Liveness(time.monotonic(), self._lease, self._heartbeat) if peer.network else None
+        network = not self._listener.address.carries_handles
+        self._use(peer, channel, None, Liveness(time.monotonic(), self._lease, self._heartbeat) if network else None)
         log.debug("receiver %d joined by URL", peer.machine.id)
         self._send_init(peer)
 
@@ -302,18 +293,28 @@ class Hub:
 
     def _new_peer(self, i: int, group: Group, pair: bool | None = None) -> _Peer:
         """A receiver's record; with a socket pair and a handle unless it will join by URL."""
-        if not (self._listener is None if pair is None else pair):
-            return _Peer(PeerMachine(i), None, None, group)
+        peer = _Peer(PeerMachine(i), None, None, group)
+        if self._listener is None if pair is None else pair:
+            self._pair(peer)
+        return peer
+
+    def _pair(self, peer: _Peer) -> Handle:
+        """A new socket pair for a receiver: our end its channel, the other end its handle (LIFE-2)."""
         ours, theirs = transport.socket_pair()
-        channel = Channel(ours, allowed=wire.FROM_RECEIVER, max_in=wire.MAX_TO_SENDER)
-        return _Peer(PeerMachine(i), channel, Handle(i, theirs), group)
+        handle = Handle(peer.machine.id, theirs)
+        self._use(peer, Channel(ours, allowed=wire.FROM_RECEIVER, max_in=wire.MAX_TO_SENDER), handle)
+        return handle
+
+    def _use(self, peer: _Peer, channel: Channel, handle: Handle | None, liveness: Liveness | None = None) -> None:
+        """`channel` becomes the receiver's; its session judges what arrives with the receiver's machine."""
+        channel.session.attach(peer.machine, liveness)
+        peer.channel, peer.handle, peer.network, peer.liveness = channel, handle, liveness is not None, liveness
 
     def _replace(self, peer: _Peer) -> None:
         """A new channel for a failed, gone or connecting receiver (SM-S-5, LIFE-2)."""
         peer.machine.new_handle()  # raises LocalProtocolError where the table has no such step
         self._drop(peer)
-        fresh = self._new_peer(peer.machine.id, peer.group, pair=True)
-        peer.channel, peer.handle, peer.network, peer.liveness = fresh.channel, fresh.handle, False, None
+        self._pair(peer)
         self._wake()
 
     def _drop(self, peer: _Peer) -> None:
@@ -327,8 +328,6 @@ class Hub:
             peer.handle.conn.close()
 
     def _write(self, peer: _Peer, msg: object, fds: tuple[int, ...] = ()) -> None:
-        if peer.liveness is not None:
-            peer.liveness.speak(time.monotonic())
         ch = peer.channel
         if ch is None:
             raise LocalProtocolError(f"receiver {peer.machine.id} is not connected (SEND-4)")

@@ -23,6 +23,7 @@ from .errors import RemoteProtocolError
 from .messages import Heartbeat, Init, Receive, Stop
 from .protocol import Liveness, ReceiverMachine
 from .rwlock import ApplyLock, Cancelled
+from .session import Ended, HeartbeatDue, Message
 from .slots import Mapped
 
 
@@ -55,7 +56,6 @@ class NetworkReceiving:
     _applying: int | None  # the buffer being applied
     _held: int | None  # the buffer a zero-copy receiver's weights view
     _lease: float
-    _liveness: Liveness
     _io_thread: threading.Thread
 
     def _net_setup(self, init: Init, deadline: Deadline) -> int:
@@ -83,7 +83,9 @@ class NetworkReceiving:
         """Starts the channel thread and the Inbound thread once Ready went out."""
         assert self._net is not None, "called once _net_setup has run"
         self._held = held if self.zero_copy else None
-        self._liveness = Liveness(time.monotonic(), self._lease, limits.receiver_heartbeat(self._lease))
+        assert self._channel is not None, "a network receiver joined by URL"
+        self._channel.session.attach(self._machine, Liveness(time.monotonic(), self._lease,
+                                                             limits.receiver_heartbeat(self._lease)))
         self._net.start(self._net_busy, self._net_arrived, self._net_failed)
         self._io_thread = threading.Thread(target=self._net_io, name=f"weightsync-net-{self.id}", daemon=True)
         self._io_thread.start()
@@ -108,42 +110,30 @@ class NetworkReceiving:
 
     def _net_io(self) -> None:
         """Reads the channel, hands each Receive to the Inbound thread, says "still here", keeps the lease."""
-        ch, net, live = self._channel, self._net, self._liveness
+        ch, net = self._channel, self._net
         assert ch is not None and net is not None, "started by _net_start, after _net_setup"
         try:
             while not self._closing and not self.stopped:
-                now = time.monotonic()
-                due = live.due(now)
-                if due == Liveness.EXPIRED:
-                    raise RemoteProtocolError(f"the sender: {live.expiry()}", state=self._machine.state.value,
-                                              event="lease", requirement="NET-4")
-                if due == Liveness.HEARTBEAT_DUE:
-                    live.speak(now)
-                    self._answer(Heartbeat())
-                wait = live.left(now)
-                timer = ch.frame_timer()
-                if timer is not None:
-                    wait = min(wait, timer)
-                ready = transport.readable([ch, self._wake_r], max(0.0, wait))
-                if self._closing:
-                    return
-                if ch in ready:
-                    ch.fill()
-                while (item := ch.next()) is not None:
-                    live.hear(time.monotonic())
-                    msg = item[0]
-                    self._machine.receive(msg)  # VER-3, slot 0 (NET-1), Stop; Heartbeat changes nothing (MSG-4)
-                    if isinstance(msg, Heartbeat):
-                        continue
-                    if isinstance(msg, Stop):
+                event = ch.next_event()  # the session judges: VER-3, slot 0 (NET-1), Stop, WIRE-7, NET-4, MSG-4
+                if isinstance(event, Message):
+                    if isinstance(event.msg, Stop):
                         return
-                    assert isinstance(msg, Receive), "once live, the machine lets only Receive and Stop through"
-                    net.expect(msg.version)
-                if ch.eof:
+                    assert isinstance(event.msg, Receive), "once live, the machine lets only Receive and Stop through"
+                    net.expect(event.msg.version)
+                elif isinstance(event, Ended):
+                    if event.expired:  # a silent sender: stop, and say why (NET-4)
+                        raise RemoteProtocolError(f"the sender: {event.why}", state=self._machine.state.value,
+                                                  event="lease", requirement="NET-4")
                     self._machine.channel_closed()
                     return
-                if ch.overdue():
-                    raise ch.frame.violation(self._machine.state.value)
+                elif isinstance(event, HeartbeatDue):
+                    self._answer(Heartbeat())
+                else:
+                    ready = transport.readable([ch, self._wake_r], ch.session.timer(time.monotonic()))
+                    if self._closing:
+                        return
+                    if ch in ready:
+                        ch.fill()
         except transport.ChannelClosed:
             self._machine.channel_closed()
         except RemoteProtocolError as e:

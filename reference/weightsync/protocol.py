@@ -199,6 +199,30 @@ class PeerMachine:
         type(self).__init__(self, self.id)
         self.state, self.incarnation = nxt, incarnation
 
+    # ---- what the caller may ask (checked here, before anything changes) ----
+
+    @property
+    def waiting(self) -> bool:
+        """Not live yet and not ended: a connect() waits for its Ready (INIT-5)."""
+        return self.state in (PeerState.UNCONNECTED, PeerState.CONNECTING)
+
+    @property
+    def ended(self) -> bool:
+        """Failed or gone: a new handle or a new join restarts it (LIFE-2)."""
+        return self.state in (PeerState.FAILED, PeerState.GONE)
+
+    def check_handle(self) -> None:
+        """LIFE-3: a live receiver gets no new handle."""
+        if self.state is PeerState.LIVE:
+            raise LocalProtocolError(
+                f"receiver {self.id} is connected; a new handle is issued only once it failed or is gone (LIFE-3)")
+
+    def check_connect(self, listening: bool) -> None:
+        """LIFE-2: connect() to an ended receiver waits for a new join when listening; else it needs a new handle."""
+        if not self.waiting and not listening:
+            raise LocalProtocolError(f"receiver {self.id} is {self.state.value}; restart it with handle({self.id}) "
+                                     "first (LIFE-2)")
+
     def refuses_join(self, closing: bool) -> str | None:
         """Why a valid Join for this receiver is refused, or None: one live connection per id (RDV-5)."""
         if closing:
@@ -528,6 +552,13 @@ class JoinMachine:
 
 _LISTENER_ONLY = frozenset({"recv Join(valid)", "recv Join(refused)", "join bound"})
 _LISTENER_EVENTS = _LISTENER_ONLY | {"channel closed"}
+
+
+def unsendable(machines: Iterable[PeerMachine]) -> tuple[list[PeerMachine], list[int]]:
+    """SEND-4 for a send's targets: those known to have failed or gone (their causes are raised), and the
+    ids of those not connected yet (LocalProtocolError); a send with either consumes no version (VER-2)."""
+    bad = [m for m in machines if m.state is not PeerState.LIVE]
+    return [m for m in bad if m.ended], sorted(m.id for m in bad if not m.ended)
 
 
 def free_slot(slots: Sequence[int], latest: int | None, pins: Iterable[Iterable[int]]) -> int | None:

@@ -32,6 +32,7 @@ from .messages import ERROR, OK, Ack, Heartbeat, Init, Ready, Receive, SlotInfo,
 from .netreceive import NetworkReceiving
 from .protocol import ReceiverMachine, ReceiverState
 from .rwlock import ApplyLock, Cancelled
+from .session import Ended, Message
 from .slots import Mapped, map_slot
 from .transport import Handle
 
@@ -74,6 +75,8 @@ class Receiver(NetworkReceiving):
         self.zero_copy = zero_copy
         self._target = target
         self._machine = ReceiverMachine(self.id)
+        if self._channel is not None:
+            self._channel.session.attach(self._machine)  # the session judges what arrives (section 4)
         self._version: int | None = None
         self._mapped: dict[int, Mapped] = {}
         self._views: dict[int, list[torch.Tensor]] = {}
@@ -134,6 +137,7 @@ class Receiver(NetworkReceiving):
             assert self._url is not None, "a receiver made without a channel joins by URL"
             try:
                 self._channel, _ = rendezvous.dial(self._url, deadline)  # RDV-3; refusals raise RefusedError
+                self._channel.session.attach(self._machine)
             except RemoteProtocolError as e:
                 self._broken(e)
                 raise
@@ -376,11 +380,7 @@ class Receiver(NetworkReceiving):
         return status, detail
 
     def _on_message(self, msg: object, fds: list[int]) -> None:
-        try:
-            self._machine.receive(msg)
-        except RemoteProtocolError:
-            transport.Channel._close_fds(fds)
-            raise
+        """A message the session's machine accepted (Receive or Stop): map what a Receive introduces."""
         if isinstance(msg, Receive):
             self._map(msg.new_slots, fds)
             self._stash = msg  # a newer Receive supersedes an older one (ACK-2)
@@ -392,18 +392,16 @@ class Receiver(NetworkReceiving):
         got = False
         wait: float | None
         while not self._closing:
-            item = ch.next()
-            if item is not None:
-                self._on_message(*item)
+            event = ch.next_event()  # the session judges: SM-R-7, VER-3, SLOT-1, WIRE-7, MSG-4
+            if isinstance(event, Message):
+                self._on_message(event.msg, event.fds)
                 got = True
                 continue
-            if ch.eof:
+            if isinstance(event, Ended):
                 self._machine.channel_closed()
                 return
             if self.stopped:
                 return
-            if ch.overdue():
-                raise ch.frame.violation(self._machine.state.value)
             if got:
                 return  # fill() took what the socket held: no need to look again
             if self._stash is not None:

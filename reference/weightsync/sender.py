@@ -27,7 +27,7 @@ from .future import RESTART_HINT, SendFuture
 from .hub import Hub, _Peer
 from .messages import PROTOCOL_VERSION, Entry, Init, Receive, Stop
 from .packing import Packed
-from .protocol import PeerState, SettleWindow, readers
+from .protocol import PeerState, SettleWindow, readers, unsendable
 from .slots import CpuSlot, Group, Slot, SlotPool
 from .transport import Handle
 
@@ -130,18 +130,11 @@ class Sender(Hub):
         with self._locked(_FOREVER):
             peer = self._peers[self._check_id(i)]
             self._look()
-            state = peer.machine.state
-            if state is PeerState.UNCONNECTED and peer.handle is not None:
+            peer.machine.check_handle()  # LIFE-3
+            if peer.machine.state is PeerState.UNCONNECTED and peer.handle is not None:
                 return peer.handle
-            if state is PeerState.UNCONNECTED and peer.channel is None:  # listening: a handle on demand
-                fresh = self._new_peer(i, peer.group, pair=True)
-                assert fresh.handle is not None, "pair=True makes a socket pair and its handle"
-                peer.channel, peer.handle = fresh.channel, fresh.handle
-                return fresh.handle
-            if state is PeerState.LIVE:
-                raise LocalProtocolError(
-                    f"receiver {i} is connected; a new handle is issued only once it failed or is gone (LIFE-3)"
-                )
+            if peer.machine.state is PeerState.UNCONNECTED and peer.channel is None:  # listening: on demand
+                return self._pair(peer)
             self._replace(peer)
             assert peer.handle is not None, "_replace gave it a new socket pair and its handle"
             return peer.handle
@@ -154,26 +147,22 @@ class Sender(Hub):
         A named receiver that is already live is left as it is.
         """
         deadline = Deadline(timeout)
-        waiting = (PeerState.UNCONNECTED, PeerState.CONNECTING)
-        ended = (PeerState.FAILED, PeerState.GONE)
         with self._locked(deadline):
             if workers is None:
-                targets = [i for i, p in enumerate(self._peers) if p.machine.state in waiting]
+                targets = [i for i, p in enumerate(self._peers) if p.machine.waiting]
             else:
                 targets = [i for i in self._check_workers(workers) if self._peers[i].machine.state is not PeerState.LIVE]
             for i in targets:
-                state = self._peers[i].machine.state
-                if state not in waiting and self._listener is None:
-                    raise LocalProtocolError(f"receiver {i} is {state.value}; restart it with handle({i}) first (LIFE-2)")
+                self._peers[i].machine.check_connect(self._listener is not None)  # LIFE-2
             # A listening sender waits for a new process to join in place of a gone or failed one (RDV-5).
-            rejoin = {i: self._peers[i].machine.incarnation for i in targets if self._peers[i].machine.state in ended}
+            rejoin = {i: self._peers[i].machine.incarnation for i in targets if self._peers[i].machine.ended}
             for i in targets:
                 if self._peers[i].machine.state is PeerState.UNCONNECTED and self._peers[i].channel is not None:
                     self._send_init(self._peers[i])
             self._look()
             window = SettleWindow()
             while True:
-                failed = {i: self._peers[i].machine for i in targets if self._peers[i].machine.state in ended
+                failed = {i: self._peers[i].machine for i in targets if self._peers[i].machine.ended
                           and self._peers[i].machine.incarnation != rejoin.get(i)}
                 connecting = [i for i in targets if i not in failed and self._peers[i].machine.state is not PeerState.LIVE]
                 if failed:
@@ -324,13 +313,10 @@ class Sender(Hub):
 
     def _check_targets(self, targets: list[int]) -> None:
         """No version is consumed for a target known to be unusable (SEND-4)."""
-        bad = [self._peers[i].machine for i in targets if self._peers[i].machine.state is not PeerState.LIVE]
-        known = {m.id: m for m in bad if m.state in (PeerState.GONE, PeerState.FAILED)}
+        known, ids = unsendable(self._peers[i].machine for i in targets)
         if known:
-            raise receivers_error({i: m.cause for i, m in known.items()}, {i: m.failure for i, m in known.items()},
-                                  None, RESTART_HINT)
-        if bad:
-            ids = sorted(m.id for m in bad)
+            raise receivers_error({m.id: m.cause for m in known}, {m.id: m.failure for m in known}, None, RESTART_HINT)
+        if ids:
             raise LocalProtocolError(f"receiver(s) {ids} are not connected; call sender.connect() first (SEND-4)")
 
     # ---- publishing ----------------------------------------------------------------

@@ -1,9 +1,10 @@
-"""Channels: frames over a non-blocking stream socket, buffer handles beside them, every wait bounded.
+"""Channels: a Session's bytes over a non-blocking stream socket, buffer handles beside them, every wait bounded.
 
 A channel is one end of a connected stream socket (a Unix socket pair for a
-handle, a Unix or TCP connection for a URL). It never blocks: bytes are read as
-they come and cut into frames (WIRE-1), writes that the socket cannot take are
-queued and flushed later, so a peer that sends half a frame or stops reading
+handle, a Unix or TCP connection for a URL) and the sans-I/O session.Session
+that gives its bytes meaning. It never blocks: bytes are read as they come and
+handed to the session, which cuts them into frames (WIRE-1); writes that the
+socket cannot take are queued and flushed later, so a peer that sends half a frame or stops reading
 can hold up nobody but itself (SEC-2, SEC-3). When the peer process exits the
 kernel closes its end and a read returns end of file: that is how a dead peer
 is seen without a timeout (CON-1, SEND-3).
@@ -22,11 +23,11 @@ import select
 import socket
 from collections import deque
 
-from . import clock, wire
+from . import clock
 from .clock import Deadline, millis
-from .errors import LocalProtocolError, RemoteProtocolError
-from .messages import handle_count
+from .errors import LocalProtocolError
 from .protocol import FrameTimer
+from .session import Session
 
 _READ = 256 * 1024  # bytes read from one peer per pass, so one peer cannot starve the others
 _FDS_PER_PIECE = 250  # under the kernel's limit of 253 descriptors per message
@@ -38,8 +39,11 @@ class ChannelClosed(Exception):
 
 
 class Channel:
-    """One end of a framed connection. `allowed` is what may arrive now (MSG-3; a rendezvous changes it
-    once the join is done); `max_in` the frame bound (WIRE-2)."""
+    """One end of a framed connection: the socket's I/O around a Session, which holds every rule.
+
+    `allowed` is what may arrive now (MSG-3; a rendezvous changes it once the join is done);
+    `max_in` the frame bound (WIRE-2); `now` the clock the session is given.
+    """
 
     def __init__(self, sock: socket.socket, *, allowed: tuple, max_in: int, takes_handles: bool = False,
                  now: clock.Clock = clock.monotonic):
@@ -47,19 +51,31 @@ class Channel:
         self.now = now
         self.sock = sock
         self._fd = sock.fileno()
-        self.allowed = allowed
-        self._reader = wire.FrameReader(max_in)
+        self.session = Session(allowed, max_in, takes_handles=takes_handles)
         self._takes_handles = takes_handles
-        self._fds_in: deque[int] = deque()
         self._out: deque[tuple[memoryview, list[int]]] = deque()
         self.out_bytes = 0
-        self.eof = False
         self.hup = False  # the last poll saw the peer hang up: read on to the end of file
-        self.frame = FrameTimer()  # WIRE-7
         self.closed = False
 
     def fileno(self) -> int:
         return self._fd
+
+    @property
+    def allowed(self) -> tuple:
+        return self.session.allowed
+
+    @allowed.setter
+    def allowed(self, kinds: tuple) -> None:
+        self.session.allowed = kinds
+
+    @property
+    def eof(self) -> bool:
+        return self.session.eof
+
+    @property
+    def frame(self) -> FrameTimer:
+        return self.session.frame
 
     # ---- writing ----
 
@@ -68,7 +84,7 @@ class Channel:
         if self.closed:
             raise ChannelClosed("channel closed")
         if not fds and not self._out:  # the common case: one small frame, taken whole by the socket
-            data = wire.frame(msg)
+            data = self.session.send(msg, self.now())
             try:
                 n = self.sock.send(data)
             except (BlockingIOError, InterruptedError):
@@ -79,7 +95,7 @@ class Channel:
                 self._out.append((memoryview(data)[n:], []))
                 self.out_bytes += len(data) - n
             return
-        data = memoryview(wire.frame(msg))
+        data = memoryview(self.session.send(msg, self.now()))
         handles = list(fds)
         if len(handles) <= _FDS_PER_PIECE:
             self._out.append((data, handles))
@@ -124,11 +140,15 @@ class Channel:
         bytes, and a frame queued behind one that carried handles, are seen in the same call.
         """
         got = 0
-        while not (self.closed or self.eof) and got < _READ:
+        session = self.session
+        while not (self.closed or session.eof) and got < _READ:
+            fds: list[int] = []
+            truncated = False
             try:
                 if self._takes_handles:
                     data, anc, flags, _ = self.sock.recvmsg(_READ, _ANC, _CLOEXEC)
-                    self._take_fds(anc, flags)
+                    fds = _handles(anc)
+                    truncated = bool(flags & socket.MSG_CTRUNC)
                 else:
                     data = self.sock.recv(_READ)
             except (BlockingIOError, InterruptedError):
@@ -136,27 +156,16 @@ class Channel:
             except OSError:
                 data = b""  # reset by the peer: end of channel
             if not data:
-                self.eof = True
+                self._close_fds(fds)
+                session.receive_eof()
                 break
             got += len(data)
-            self._reader.feed(data)
+            session.receive_data(data, fds, self.now())
+            if truncated:
+                session.handles_truncated()
             if len(data) < _READ and not self.hup and not self._takes_handles:
                 break  # a short read emptied the socket; `hup` (from the poll) says an end of file waits
             # recvmsg stops at the edge of a message that carries handles: only EAGAIN says empty
-        self._mark_partial()
-
-    def _take_fds(self, anc, flags) -> None:
-        for level, kind, payload in anc:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds = array.array("i")
-                fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
-                self._fds_in.extend(fds)
-        if flags & socket.MSG_CTRUNC:
-            raise RemoteProtocolError("more handles than one message may carry", event="recv frame",
-                                      requirement="WIRE-4")
-
-    def _mark_partial(self) -> None:
-        self.frame.update(self._reader.partial, self.now())
 
     @property
     def partial_since(self) -> float | None:
@@ -165,23 +174,19 @@ class Channel:
 
     def next(self) -> tuple[object, list[int]] | None:
         """The next whole message with its handles, or None; a bad frame raises RemoteProtocolError."""
-        if self.partial_since is None and not self._reader.partial:
-            return None  # nothing buffered: the common answer, kept cheap
-        data = self._reader.next()
-        self._mark_partial()
-        if data is None:
-            return None
-        msg = wire.decode(data, self.allowed)
-        n = handle_count(msg) if self._takes_handles else 0
-        if len(self._fds_in) < n:
-            raise RemoteProtocolError(f"the frame lists {n} handles, {len(self._fds_in)} came with it",
-                                      event="recv frame", requirement="WIRE-4")
-        fds = [self._fds_in.popleft() for _ in range(n)]
-        if self._fds_in and not self._reader.partial:
-            self._close_fds(fds)
-            raise RemoteProtocolError("handles came with no frame that lists them", event="recv frame",
-                                      requirement="WIRE-4")
-        return msg, fds
+        try:
+            return self.session.next_message(self.now())
+        finally:
+            if self.session.orphans:
+                self._close_fds(self.session.take_fds())
+
+    def next_event(self):
+        """The session's next event (session.Session.next_event); handles of a refused frame are closed."""
+        try:
+            return self.session.next_event(self.now())
+        finally:
+            if self.session.orphans:
+                self._close_fds(self.session.take_fds())
 
     def overdue(self) -> bool:
         """Whether a frame was started and not finished within the frame bound (WIRE-7)."""
@@ -227,8 +232,7 @@ class Channel:
         if self.closed:
             return
         self.closed = True
-        self._close_fds(list(self._fds_in))
-        self._fds_in.clear()
+        self._close_fds(self.session.take_fds())
         self._out.clear()
         self.sock.close()
 
@@ -259,6 +263,17 @@ def readable(items: list, timeout: float | None) -> list:
         if isinstance(it, Channel):
             it.hup = bool(ev & _HUP)
         out.append(it)
+    return out
+
+
+def _handles(anc) -> list[int]:
+    """The descriptors an SCM_RIGHTS message carried, in order (WIRE-4)."""
+    out: list[int] = []
+    for level, kind, payload in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds = array.array("i")
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+            out.extend(fds)
     return out
 
 

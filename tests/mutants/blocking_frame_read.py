@@ -4,7 +4,7 @@ then stalls holds the sender there, with its lock held: the answers of the other
 timeout and close() wait on it. Violates SEC-2 ("no read may block the sender on one receiver") and
 WIRE-7 (a frame not finished within 10 s is a violation, whatever the call's timeout).
 
-Seam: Channel.fill on the sender's channels (Hub._new_peer makes them; their class is swapped).
+Seam: Channel.fill on the sender's channels (Hub._use hands them out; their class is swapped).
 """
 
 from weightsync import *
@@ -34,7 +34,7 @@ class _WholeFrameChannel(transport.Channel):
         try:
             data = _exactly(self.sock, size)
             n = wire.LENGTH.unpack(data)[0] if len(data) == size else 0
-            if 0 < n <= self._reader.max_frame:  # a length out of bounds is still refused unread (WIRE-2)
+            if 0 < n <= self.session._reader.max_frame:  # a length out of bounds is still refused unread (WIRE-2)
                 size += n
                 data += _exactly(self.sock, n)
         except OSError:
@@ -42,15 +42,12 @@ class _WholeFrameChannel(transport.Channel):
         finally:
             if not self.closed:
                 self.sock.setblocking(False)
+        self.session.receive_data(data, [], self.now())
         if len(data) < size:  # the peer closed before the frame ended
-            self.eof = True
-        self._reader.feed(data)
-        self._mark_partial()
+            self.session.receive_eof()
 
 
 class Sender(_Sender):
-    def _new_peer(self, i, group, pair=None):
-        peer = super()._new_peer(i, group, pair)
-        if peer.channel is not None:
-            peer.channel.__class__ = _WholeFrameChannel
-        return peer
+    def _use(self, peer, channel, handle, liveness=None):
+        channel.__class__ = _WholeFrameChannel
+        super()._use(peer, channel, handle, liveness)

@@ -7,7 +7,7 @@ the first byte of a frame MUST send its last byte within the reaction bound ... 
 longer than that for the rest of a frame MUST treat it as a violation") and SEC-2 (the partial frame is no
 longer bounded by WIRE-7).
 
-Seam: Channel.fill on the sender's channels (Hub._new_peer makes them; their class is swapped), which
+Seam: Channel.fill on the sender's channels (Hub._use hands them out; their class is swapped), which
 forgets when the frame in progress started before reading more of it.
 """
 
@@ -26,8 +26,6 @@ class _ProgressTimerChannel(transport.Channel):
 
 
 class Sender(_Sender):
-    def _new_peer(self, i, group, pair=None):
-        peer = super()._new_peer(i, group, pair)
-        if peer.channel is not None:
-            peer.channel.__class__ = _ProgressTimerChannel
-        return peer
+    def _use(self, peer, channel, handle, liveness=None):
+        channel.__class__ = _ProgressTimerChannel
+        super()._use(peer, channel, handle, liveness)

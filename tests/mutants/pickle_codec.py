@@ -4,14 +4,15 @@ its frames or be read by it, and unpickling executes what a peer sends. Violates
 MessagePack map), WIRE-5 (canonical form), WIRE-9 (the test vectors) and MSG-3 ("MUST NOT execute code
 carried by a message").
 
-Seam: Channel.send and Channel.next (the codec of wire.frame and wire.decode), on both sides: the
-sender's channels (Hub._new_peer, Hub._adopt) and the receiver's (Receiver._channel) get a pickling class.
+Seam: Session.send and Session.next_message (the codec of wire.frame and wire.decode), on both sides: the
+sessions of the sender's channels (Hub._use, after any join) and the receiver's (Receiver._channel) get a
+pickling class.
 """
 
 import pickle
 
 from weightsync import *
-from weightsync import CAPABILITIES, __all__, transport, wire  # noqa: F401
+from weightsync import CAPABILITIES, __all__, session, transport, wire  # noqa: F401
 from weightsync import Receiver as _Receiver
 from weightsync import Sender as _Sender
 from weightsync.messages import handle_count
@@ -20,40 +21,34 @@ VIOLATES = ("WIRE-3", "WIRE-5", "WIRE-9", "MSG-3")
 KILLED_BY = ("conformance/test_wire.py::test_every_frame_the_sender_writes_is_canonical",)
 
 
-class _PickleChannel(transport.Channel):
-    def send(self, msg, fds=()):
-        if self.closed:
-            raise transport.ChannelClosed("channel closed")
+class _PickleSession(session.Session):
+    def send(self, msg, now):
+        if self.liveness is not None:
+            self.liveness.speak(now)
         payload = pickle.dumps(msg)  # BUG: not the wire profile
-        data = memoryview(wire.LENGTH.pack(len(payload)) + payload)
-        self._out.append((data, list(fds)))
-        self.out_bytes += len(data)
-        self.flush()
+        return wire.LENGTH.pack(len(payload)) + payload
 
-    def next(self):
+    def next_message(self, now):
         data = self._reader.next()
-        self._mark_partial()
+        self.frame.update(self._reader.partial, now)
         if data is None:
             return None
         msg = pickle.loads(data)  # BUG: runs whatever the peer sent
         n = handle_count(msg) if self._takes_handles else 0
-        return msg, [self._fds_in.popleft() for _ in range(min(n, len(self._fds_in)))]
+        if self.liveness is not None:
+            self.liveness.hear(now)
+        return msg, [self._fds.popleft() for _ in range(min(n, len(self._fds)))]
 
 
 def _pickling(channel):
-    if type(channel) is transport.Channel:
-        channel.__class__ = _PickleChannel
+    if type(channel.session) is session.Session:
+        channel.session.__class__ = _PickleSession
     return channel
 
 
 class Sender(_Sender):
-    def _new_peer(self, i, group, pair=None):
-        peer = super()._new_peer(i, group, pair)
-        _pickling(peer.channel)
-        return peer
-
-    def _adopt(self, peer, channel):
-        super()._adopt(peer, _pickling(channel))  # after the join, which stays MessagePack
+    def _use(self, peer, channel, handle, liveness=None):
+        super()._use(peer, _pickling(channel), handle, liveness)  # after any join, which stays MessagePack
 
 
 class Receiver(_Receiver):

@@ -7,7 +7,7 @@ WIRE-2 ("a peer that reads a length above the bound of its direction MUST treat 
 it has read the 4 length bytes, without reading or allocating the payload") and SEC-1 (a side MUST NOT
 allocate for a peer's frame more than the bound of WIRE-2).
 
-Seam: Sender._new_peer (makes each receiver's socket pair and channel), which raises its reader's bound.
+Seam: Hub._use (gives a receiver its channel, whose session reads its frames), which raises the session's bound.
 """
 
 from weightsync import *
@@ -19,8 +19,6 @@ KILLED_BY = ("conformance/test_wire.py::test_a_receiver_that_breaks_the_wire_is_
 
 
 class Sender(_Sender):
-    def _new_peer(self, i, group, pair=None):
-        peer = super()._new_peer(i, group, pair)
-        if peer.channel is not None:
-            peer.channel._reader.max_frame = wire.MAX_TO_RECEIVER  # BUG: the bound of the other direction
-        return peer
+    def _use(self, peer, channel, handle, liveness=None):
+        channel.session._reader.max_frame = wire.MAX_TO_RECEIVER  # BUG: the bound of the other direction
+        super()._use(peer, channel, handle, liveness)

@@ -3,6 +3,7 @@ import copy
 import hashlib
 import hmac
 import json
+import os
 import socket
 import struct
 import subprocess
@@ -12,9 +13,9 @@ import threading
 import msgpack
 import numpy as np
 import pytest
+from support import MODULE, receiver_env
 
 import weightsync_numpy as wn
-from support import MODULE, receiver_env
 
 
 def hexframe(text: str) -> bytes:
@@ -170,3 +171,133 @@ def test_a_squatter_without_the_secret_cannot_feed_weights(procs, address):
     server.close()
     assert seen["join"]["receiver"] == 3 and len(seen["join"]["proof"]) == 32 and seen["eof"]
     assert json.dumps(proc.line(10)) == "null"    # nothing else on stdout
+
+
+def test_decoder_reads_heartbeat():
+    """MSG-4: Heartbeat, a message with no field (spec 12.6: {"type": "Heartbeat"})."""
+    assert wn.decode(msgpack.packb({"type": "Heartbeat"})) == ("Heartbeat", {})
+    assert wn.decode(msgpack.packb({"type": "Heartbeat", "extra": 1})) == ("Heartbeat", {})
+
+
+class MiniTrainer:
+    """The trainer's side by hand, on one joined unix connection: Hello, Welcome, then frames and slots."""
+
+    def __init__(self, address: str, secret: bytes):
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind("\0" + address[len("unix:@"):])
+        self.server.listen(1)
+        self.server.settimeout(30)
+        self.secret, self.conn, self.fds = secret, None, []
+
+    def send(self, kind: str, fds=(), **fields) -> None:
+        data = frame(wn.encode(kind, **fields))
+        if fds:
+            self.conn.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))])
+        else:
+            self.conn.sendall(data)
+
+    def recv(self) -> dict:
+        size = struct.unpack(">I", self.conn.recv(4, socket.MSG_WAITALL))[0]
+        return msgpack.unpackb(self.conn.recv(size, socket.MSG_WAITALL))
+
+    def accept(self, welcome: bool = True) -> dict:
+        self.conn, _ = self.server.accept()
+        self.conn.settimeout(30)
+        nonce = bytes(range(32))
+        self.send("Hello", protocol="1.1", nonce=nonce)
+        join = self.recv()
+        if welcome:
+            self.send("Welcome", proof=wn.join_proof(self.secret, b"weightsync-welcome", nonce, join["nonce"],
+                                                     join["receiver"]))
+        return join
+
+    def slot(self, data: bytes, nbytes: int = 64) -> int:
+        fd = os.memfd_create("wsnp-test-slot")
+        os.write(fd, data.ljust(nbytes, b"\0"))
+        self.fds.append(fd)
+        return fd
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        for s in (self.conn, self.server):
+            if s is not None:
+                s.close()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("mode", ["push", "pull"])
+def test_heartbeats_are_ignored_before_init_and_while_live(address, mode):
+    """MSG-4: Heartbeats after the join, before Init (state new) and while live (also between a Receive and
+    the poll that applies it), change nothing: connect() returns the Init's version, the Receive is applied
+    and acked, and only Stop stops the receiver."""
+    secret = bytes(range(100, 132))
+    trainer = MiniTrainer(address, secret)
+    v0, v1 = np.arange(4, dtype=np.float32), np.arange(4, dtype=np.float32) * -2.5
+    manifest = [{"name": "w", "dtype": "float32", "shape": [4], "device": "cpu", "offset": 0, "nbytes": 16}]
+    seen, live, go_on = {}, threading.Event(), threading.Event()
+
+    def trainer_side():
+        try:
+            trainer.accept()
+            for _ in range(3):
+                trainer.send("Heartbeat")
+            trainer.send("Init", fds=[trainer.slot(v0.tobytes())], protocol="1.1", receiver=0, manifest=manifest,
+                         slots=[{"slot": 0, "device": "cpu", "nbytes": 64, "ipc": []}], version=0, slot=0,
+                         byteorder=sys.byteorder, capabilities=[], data_plane=None)
+            seen["ready"] = trainer.recv()
+            trainer.send("Heartbeat")
+            live.wait(30)
+            trainer.send("Receive", fds=[trainer.slot(v1.tobytes())], version=1, slot=1,
+                         new_slots=[{"slot": 1, "device": "cpu", "nbytes": 64, "ipc": []}])
+            trainer.send("Heartbeat")
+            go_on.set()
+            seen["ack"] = trainer.recv()
+            trainer.send("Heartbeat")
+            trainer.send("Stop")
+            seen["eof"] = trainer.conn.recv(1) == b""
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            seen["error"] = e
+            go_on.set()
+
+    t = threading.Thread(target=trainer_side, daemon=True)
+    t.start()
+    try:
+        with wn.Receiver(f"{address}?receiver=0&secret={secret.hex()}", mode=mode) as rec:
+            assert rec.connect(timeout=30) == 0
+            assert np.array_equal(rec.weights["w"], v0)
+            live.set()
+            if mode == "pull":   # a pull receiver reads only inside poll()
+                assert go_on.wait(30)
+                assert rec.poll(timeout=10) == 1
+                for _ in range(30):
+                    if rec.stopped:
+                        break
+                    assert rec.poll(timeout=1.0) is None
+            assert rec._done.wait(30), "the receiver did not stop after Stop"
+            assert rec.failure is None, rec.failure
+            assert rec.version == 1 and np.array_equal(rec.weights["w"], v1)
+        t.join(30)
+        assert "error" not in seen, seen.get("error")
+        assert seen["ready"]["status"] == "ok" and seen["ready"]["version"] == 0, seen["ready"]
+        assert seen["ack"]["status"] == "ok" and seen["ack"]["version"] == 1, seen["ack"]
+        assert seen["eof"]
+    finally:
+        trainer.close()
+
+
+@pytest.mark.timeout(60)
+def test_a_heartbeat_during_the_join_is_a_violation(address):
+    """MSG-4 holds once the join is done: a Heartbeat where Welcome is due breaks RDV-3."""
+    secret = bytes(range(100, 132))
+    trainer = MiniTrainer(address, secret)
+    t = threading.Thread(target=lambda: (trainer.accept(welcome=False), trainer.send("Heartbeat")), daemon=True)
+    t.start()
+    try:
+        with wn.Receiver(f"{address}?receiver=0&secret={secret.hex()}") as rec:
+            with pytest.raises(wn.RemoteProtocolError) as info:
+                rec.connect(timeout=30)
+            assert info.value.requirement == "RDV-3"
+        t.join(30)
+    finally:
+        trainer.close()

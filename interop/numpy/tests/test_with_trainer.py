@@ -9,9 +9,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 weightsync = pytest.importorskip("weightsync")
-from torch import nn  # noqa: E402
-
 from support import MODULE, WORKER  # noqa: E402
+from torch import nn  # noqa: E402
 
 VERSIONS = 20
 

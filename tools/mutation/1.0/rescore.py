@@ -61,7 +61,7 @@ HUNK_RE = re.compile(r"Hunk #1 succeeded at (\d+)(?: with fuzz \d+)?(?: \(offset
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def git(repo: Path, *args: str) -> str:

@@ -1,0 +1,120 @@
+"""The sans-I/O session (session.py): bytes and the time in, events out, with no socket, thread or clock.
+
+Each test feeds a Session the bytes a peer would send and reads what it decides:
+what an answer settles, that the channel ended, that a Heartbeat is due, or the
+violation it raises, naming the requirement.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from weightsync import limits, wire
+from weightsync.errors import RemoteProtocolError
+from weightsync.messages import OK, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
+from weightsync.protocol import Liveness, PeerMachine, ReceiverMachine, Settled
+from weightsync.session import HEARTBEAT_DUE, Ended, Message, Session
+
+
+def sender_session(network: bool = False, now: float = 0.0) -> tuple[Session, PeerMachine]:
+    machine = PeerMachine(0)
+    session = Session(wire.FROM_RECEIVER, wire.MAX_TO_SENDER)
+    session.attach(machine, Liveness(now, lease=5.0, heartbeat=1.0) if network else None)
+    machine.send_init(0, 0, [0, 1])
+    return session, machine
+
+
+def receiver_session() -> tuple[Session, ReceiverMachine]:
+    machine = ReceiverMachine(0)
+    session = Session(wire.FROM_SENDER, wire.MAX_TO_RECEIVER, takes_handles=True)
+    session.attach(machine)
+    return session, machine
+
+
+def test_an_answer_settles_what_it_answers_and_heartbeats_settle_nothing():
+    session, machine = sender_session()
+    data = wire.frame(Heartbeat()) + wire.frame(Ready(0, 0, OK)) + wire.frame(Heartbeat())
+    session.receive_data(data[:7], [], 0.0)
+    assert session.next_event(0.0) is None  # the Heartbeat is ignored; Ready is not whole yet
+    session.receive_data(data[7:], [], 0.1)
+    assert session.next_event(0.1) == Settled((0,), OK, "")
+    assert session.next_event(0.1) is None and machine.state.value == "live"
+    session.receive_eof()
+    assert session.next_event(0.2) == Ended("its channel closed (process exited or receiver closed)")
+
+
+def test_a_broken_frame_is_a_violation_naming_its_requirement():
+    session, _ = sender_session()
+    session.receive_data(b"\x00\x00\x00\x02\xc1\xc1", [], 0.0)  # 0xc1 is never used in MessagePack
+    with pytest.raises(RemoteProtocolError) as e:
+        session.next_event(0.0)
+    assert e.value.requirement == "WIRE-3"
+    session, _ = sender_session()
+    session.receive_data(wire.LENGTH.pack(limits.MAX_TO_SENDER + 1), [], 0.0)
+    with pytest.raises(RemoteProtocolError) as e:
+        session.next_event(0.0)
+    assert e.value.requirement == "WIRE-2"
+    session, _ = sender_session()
+    session.receive_data(wire.frame(Ack(0, 5, OK)), [], 0.0)
+    with pytest.raises(RemoteProtocolError) as e:
+        session.next_event(0.0)
+    assert e.value.requirement == "SM-S-9"  # an Ack while connecting
+
+
+def test_a_frame_left_unfinished_is_cut_off_after_the_frame_bound():
+    session, _ = sender_session()
+    session.receive_data(wire.frame(Ready(0, 0, OK))[:3], [], 10.0)
+    assert session.next_event(10.0 + limits.FRAME_BOUND) is None
+    assert session.timer(12.0) == pytest.approx(limits.FRAME_BOUND - 2)
+    with pytest.raises(RemoteProtocolError) as e:
+        session.next_event(10.0 + limits.FRAME_BOUND + 0.01)
+    assert e.value.requirement == "WIRE-7" and e.value.state == "connecting"
+
+
+def test_a_network_session_says_when_to_speak_and_when_the_peer_is_gone():
+    session, _ = sender_session(network=True)
+    assert session.next_event(0.5) is None and session.timer(0.5) == pytest.approx(0.5)
+    assert session.next_event(1.0) is HEARTBEAT_DUE
+    assert session.send(Heartbeat(), 1.0) == wire.frame(Heartbeat())  # sending counts as speaking
+    assert session.next_event(1.5) is None
+    session.receive_data(wire.frame(Heartbeat()), [], 4.0)
+    assert session.next_event(4.0) is HEARTBEAT_DUE  # heard at 4.0; our own silence since 1.0
+    session.send(Heartbeat(), 4.0)
+    for t in (5.0, 6.0, 7.0, 8.0):
+        assert session.next_event(t) is HEARTBEAT_DUE
+        session.send(Heartbeat(), t)
+    assert session.next_event(9.0) is HEARTBEAT_DUE  # exactly the lease since 4.0: not yet expired
+    session.send(Heartbeat(), 9.0)
+    ended = session.next_event(9.01)
+    assert isinstance(ended, Ended) and ended.expired and "lease expired" in ended.why
+
+
+def test_a_receiver_session_hands_over_what_its_machine_accepts():
+    session, machine = receiver_session()
+    init = Init("1.1", 0, (), (SlotInfo(0, "cpu", 64), SlotInfo(1, "cpu", 64)), 0, 0)
+    session.receive_data(wire.frame(Heartbeat()) + wire.frame(init), [11, 12], 0.0)
+    event = session.next_event(0.0)
+    assert event == Message(init, [11, 12])  # the handles in list order (WIRE-4); the Heartbeat ignored (MSG-4)
+    machine.accept_init(0)
+    session.receive_data(wire.frame(Heartbeat()) + wire.frame(Receive(1, 1)) + wire.frame(Stop()), [], 0.1)
+    assert session.next_event(0.1) == Message(Receive(1, 1), [])
+    assert session.next_event(0.1) == Message(Stop(), []) and machine.stopped
+
+
+def test_a_refused_message_leaves_its_handles_to_be_closed():
+    session, _ = receiver_session()
+    receive = Receive(1, 0, (SlotInfo(0, "cpu", 64),))  # a Receive before Init: SM-R-7
+    session.receive_data(wire.frame(receive), [21], 0.0)
+    with pytest.raises(RemoteProtocolError) as e:
+        session.next_event(0.0)
+    assert e.value.requirement == "SM-R-7"
+    assert session.take_fds() == [21] and session.take_fds() == []
+
+
+def test_handles_with_no_frame_that_lists_them_are_a_violation():
+    session, _ = receiver_session()
+    session.receive_data(wire.frame(Heartbeat()), [31], 0.0)
+    with pytest.raises(RemoteProtocolError) as e:
+        session.next_event(0.0)
+    assert e.value.requirement == "WIRE-4"
+    assert session.take_fds() == [31]
