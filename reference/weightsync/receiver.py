@@ -1,9 +1,11 @@
-"""The receiver: drives its ReceiverMachine over a channel and applies versions at safe points.
+"""The receiver: the handshake, then one applier over its source of pending versions.
 
-Message rules live in protocol.ReceiverMachine, the apply lock in rwlock, the
-ways of applying in apply; this module is the loop around them: read frames,
-map the slots they introduce, apply the newest version when no reader is
-inside `reading()`, answer (spec sections 6, 7 and 9).
+Message rules live in protocol.ReceiverMachine (judged by the channel's session),
+the apply lock in rwlock, the ways of applying in apply, where versions come from
+in pending (the Unix channel or the network's data plane); this module is the
+public binding around them: connect, map the slots, apply the newest version when
+no reader is inside `reading()` (from the push thread or from poll()), answer
+(spec sections 6, 7 and 9).
 """
 
 from __future__ import annotations
@@ -29,17 +31,16 @@ from .errors import (
     WeightsMismatchError,
 )
 from .messages import ERROR, OK, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
-from .netreceive import NetworkReceiving
+from .pending import ChannelPending, NetworkPending, Pending
 from .protocol import ReceiverMachine, ReceiverState
 from .rwlock import ApplyLock, Cancelled
-from .session import Ended, Message
 from .slots import Mapped, map_slot
 from .transport import Handle
 
 log = logging.getLogger("weightsync")
 
 
-class Receiver(NetworkReceiving):
+class Receiver:
     """Holds one version of the sender's weights in `target` (or in tensors of its own).
 
     mode="push" applies each new version from a background thread at a safe
@@ -83,7 +84,7 @@ class Receiver(NetworkReceiving):
         self._unmapped: dict[int, str] = {}  # slots whose handle could not be mapped, and why
         self._strategy: apply.Strategy | None = None
         self._init: Init | None = None
-        self._stash: Receive | None = None  # the newest Receive read and not yet applied
+        self._pending: Pending | None = None  # where versions come from, once connected
         self._lock = ApplyLock()
         self._io = threading.Lock()  # one thread reads the channel at a time
         self._wlock = threading.Lock()  # one thread writes it at a time
@@ -161,10 +162,15 @@ class Receiver(NetworkReceiving):
         assert isinstance(msg, Init), "in state new the machine lets only Init and Stop through (SM-R-7)"
         self._init = msg
         buffer = msg.slot  # where the Init's version is: a slot, or a buffer filled by the data plane (NET-2)
+        channel = self._channel
+        net: NetworkPending | None = None
         try:
             self._machine.check_init(msg)  # INIT-2, MSG-2
             if msg.data_plane is not None:
-                buffer = self._net_setup(msg, deadline)
+                net = NetworkPending(channel, self._machine, msg, self.zero_copy, self._map_buffer, self._answer,
+                                     self._broken, lambda: self._closing, self._wake_r)
+                self._pending = net
+                buffer = net.setup(deadline)
             else:
                 self._map(msg.slots, fds)
             self._strategy = apply.make(self.id, msg, self._target, self.zero_copy, {msg.slot: self._mapped[buffer]})
@@ -182,11 +188,12 @@ class Receiver(NetworkReceiving):
         if not self._answer(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy, capabilities=caps), deadline):
             raise ClosedError(f"receiver {self.id}: the sender closed during the handshake")
         self._machine.accept_init(msg.version)
-        if self._net is not None:
-            self._net_start(buffer)
+        if net is not None:
+            net.start(buffer)
+        else:
+            self._pending = ChannelPending(channel, self._machine, self._map, lambda: self._closing, self._wake_r)
         if self.mode == "push":
-            run = self._net_run if self._net is not None else self._run
-            self._thread = threading.Thread(target=run, name=f"weightsync-receiver-{self.id}", daemon=True)
+            self._thread = threading.Thread(target=self._run, name=f"weightsync-receiver-{self.id}", daemon=True)
             self._thread.start()
         log.debug("receiver %d connected at version %d", self.id, msg.version)
         return msg.version
@@ -227,52 +234,28 @@ class Receiver(NetworkReceiving):
         if not self._io.acquire(timeout=-1 if left is None else left):
             raise SyncTimeoutError([self.id], None, hint="another thread is polling this receiver")
         try:
-            if self.stopped or self._closing:
+            pending = self._pending
+            if self.stopped or self._closing or pending is None:
                 return None
-            if self._net is not None:
-                return self._poll_network(deadline)
             try:
-                self._read(deadline)
+                msg = pending.take(deadline)
             except RemoteProtocolError as e:
                 self._broken(e)
                 raise
-            msg = self._stash
-            if msg is None or self._closing or self.stopped:
-                return None  # after Stop no version is applied (LIFE-7)
+            if msg is None:
+                failure, self._unreported = self._unreported, None
+                if failure is not None:  # SM-R-7: poll() raises the violation that stopped it, once
+                    raise failure
+                return None  # none came; and after Stop no version is applied (LIFE-7)
             try:
                 if not self._lock.acquire_write(deadline, lambda: self._closing):
-                    return None  # readers in other threads held it past the timeout: still pending
+                    pending.untake(msg)  # readers in other threads held it past the timeout: still pending
+                    return None
             except Cancelled:
                 return None
-            try:
-                self._stash = None
-                status, detail = self._apply_and_ack(msg)
-            finally:
-                self._lock.release_write()
+            status, detail = self._apply_released(msg, pending)
         finally:
             self._io.release()
-        if status != OK:
-            raise ReceiverError([self.id], msg.version, {self.id: detail})
-        return msg.version
-
-    def _poll_network(self, deadline: Deadline) -> int | None:
-        msg = self._net_take(deadline)
-        if msg is None:
-            failure, self._unreported = self._unreported, None
-            if failure is not None:  # SM-R-7: poll() raises the violation that stopped it, once
-                raise failure
-            return None
-        try:
-            if not self._lock.acquire_write(deadline, lambda: self._closing):
-                self._net_untake(msg)
-                return None
-        except Cancelled:
-            return None
-        try:
-            status, detail = self._apply_and_ack(msg)
-        finally:
-            self._lock.release_write()
-            self._net_applied(msg, status == OK)
         if status != OK:
             raise ReceiverError([self.id], msg.version, {self.id: detail})
         return msg.version
@@ -288,7 +271,8 @@ class Receiver(NetworkReceiving):
             self._thread.join(timeout=limits.CLOSE_WAIT)
             if self._thread.is_alive():  # pragma: no cover - only a stuck torch copy could do this
                 log.error("receiver %d: apply thread did not stop within %.0f s", self.id, limits.CLOSE_WAIT)
-        self._net_close()
+        if self._pending is not None:
+            self._pending.close()
         got_io = self._io.acquire(timeout=limits.CLOSE_WAIT)  # a poll() in another thread leaves its wait first
         try:
             if self._strategy is not None and self._version is not None:
@@ -379,60 +363,34 @@ class Receiver(NetworkReceiving):
         self._answer(Ack(self.id, msg.version, status, detail))
         return status, detail
 
-    def _on_message(self, msg: object, fds: list[int]) -> None:
-        """A message the session's machine accepted (Receive or Stop): map what a Receive introduces."""
-        if isinstance(msg, Receive):
-            self._map(msg.new_slots, fds)
-            self._stash = msg  # a newer Receive supersedes an older one (ACK-2)
+    def _apply_released(self, msg: Receive, pending: Pending) -> tuple[str, str]:
+        """Applies a taken version with the write lock held, then releases both (the lock and the version)."""
+        status, detail = ERROR, "the apply did not finish"
+        try:
+            status, detail = self._apply_and_ack(msg)
+        finally:
+            self._lock.release_write()
+            pending.applied(msg, status == OK)
+        return status, detail
 
-    def _read(self, deadline: Deadline) -> None:
-        """Reads every message that is ready, waiting until `deadline` for one when none is pending."""
-        ch = self._channel
-        assert ch is not None, "reads follow connect()"
-        got = False
-        wait: float | None
-        while not self._closing:
-            event = ch.next_event()  # the session judges: SM-R-7, VER-3, SLOT-1, WIRE-7, MSG-4
-            if isinstance(event, Message):
-                self._on_message(event.msg, event.fds)
-                got = True
-                continue
-            if isinstance(event, Ended):
-                self._machine.channel_closed()
-                return
-            if self.stopped:
-                return
-            if got:
-                return  # fill() took what the socket held: no need to look again
-            if self._stash is not None:
-                wait = 0.0
-            else:
-                timer = ch.frame_timer()
-                wait = deadline.left() if timer is None else deadline.cap(timer)
-            ready = transport.readable([ch, self._wake_r], wait)
-            if self._closing:
-                return
-            if ch in ready:
-                ch.fill()
-            elif wait == 0.0 or (deadline.expired() and not ch.overdue()):
-                return
+    def _map_buffer(self, b: int, tensor: torch.Tensor) -> None:
+        """A network receive buffer, viewed as the manifest lays it out (NET-2); once per buffer."""
+        if b not in self._mapped:
+            assert self._init is not None, "buffers follow the Init"
+            self._mapped[b] = Mapped(tensor)
+            self._views[b] = layout.views(tensor, self._init.manifest)
 
     def _run(self) -> None:
-        """Push mode: read, and apply the newest version at the next safe point (CONS-2)."""
-        forever = Deadline(None)
+        """Push mode: take each pending version and apply it at the next safe point (CONS-2)."""
+        forever, pending = Deadline(None), self._pending
+        assert pending is not None, "the push thread starts once connected"
         try:
-            while not self._closing:
-                self._read(forever)
-                msg = self._stash
-                if msg is not None and not self._closing and not self.stopped:
-                    self._lock.acquire_write(forever, lambda: self._closing)
-                    try:
-                        self._stash = None
-                        self._apply_and_ack(msg)
-                    finally:
-                        self._lock.release_write()
-                if self.stopped:
-                    return
+            while not self._closing and not self.stopped:
+                msg = pending.take(forever)
+                if msg is None:
+                    continue
+                self._lock.acquire_write(forever, lambda: self._closing)
+                self._apply_released(msg, pending)
         except Cancelled:
             return
         except Exception as e:  # noqa: BLE001 - the thread must not die silently

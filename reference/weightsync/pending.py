@@ -1,0 +1,243 @@
+"""Where a receiver's next version comes from: its Unix channel, or the network profile's data plane.
+
+The receiver has one applier (its push thread, or poll()) over one of these. Each
+holds the newest version received and not yet applied, which supersedes an older
+one (ACK-2), and offers the same four calls: `take` (wait, bounded, for a version
+and mark it in use), `untake` (readers held it back: pending again, unless a newer
+came), `applied`, and `close`.
+
+ChannelPending reads the Unix channel in the applier's own thread. NetworkPending
+(spec/15-network.md) runs a thread that reads the channel, keeps the lease and
+speaks every heartbeat (NET-4), and the Inbound thread that receives each version
+into a buffer of its own (NET-2); buffers in use (the one a zero-copy receiver
+holds, the pending one, the one being applied) are never received into.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+import torch
+
+from . import limits, netplane, transport
+from .clock import Deadline
+from .errors import RemoteProtocolError
+from .messages import Heartbeat, Init, Receive, SlotInfo, Stop
+from .protocol import Liveness, ReceiverMachine
+from .session import Ended, HeartbeatDue, Message
+
+
+class Pending(Protocol):
+    def take(self, deadline: Deadline) -> Receive | None: ...
+    def untake(self, msg: Receive) -> None: ...
+    def applied(self, msg: Receive, ok: bool) -> None: ...
+    def close(self) -> None: ...
+
+
+class ChannelPending:
+    """Versions announced on a Unix channel, read by the thread that applies them.
+
+    `introduce(slots, fds)` maps the slots a Receive brings (WIRE-4); `closing()` says
+    close() has begun; a byte on `wake_fd` ends a wait.
+    """
+
+    def __init__(self, channel: transport.Channel, machine: ReceiverMachine,
+                 introduce: Callable[[tuple[SlotInfo, ...], list[int]], None], closing: Callable[[], bool],
+                 wake_fd: int):
+        self._channel, self._machine = channel, machine
+        self._introduce, self._closing, self._wake_fd = introduce, closing, wake_fd
+        self._stash: Receive | None = None
+
+    def take(self, deadline: Deadline) -> Receive | None:
+        """The newest Receive not yet applied, reading the channel until `deadline` for one.
+
+        None once the deadline passed with none, or after Stop or end of channel: no version
+        is applied after Stop, even one that came before it (LIFE-7). A violation raises.
+        """
+        while True:
+            self._read(deadline)
+            if self._closing() or self._machine.stopped:
+                return None
+            if self._stash is not None or deadline.expired():
+                msg, self._stash = self._stash, None
+                return msg
+
+    def untake(self, msg: Receive) -> None:
+        if self._stash is None:
+            self._stash = msg
+
+    def applied(self, msg: Receive, ok: bool) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def _read(self, deadline: Deadline) -> None:
+        """Reads every message that is ready, waiting until `deadline` for one when none is pending."""
+        ch = self._channel
+        got = False
+        wait: float | None
+        while not self._closing():
+            event = ch.next_event()  # the session judges: SM-R-7, VER-3, SLOT-1, WIRE-7, MSG-4
+            if isinstance(event, Message):
+                if isinstance(event.msg, Receive):
+                    self._introduce(event.msg.new_slots, event.fds)
+                    self._stash = event.msg  # a newer Receive supersedes an older one (ACK-2)
+                got = True
+                continue
+            if isinstance(event, Ended):
+                self._machine.channel_closed()
+                return
+            if self._machine.stopped or got:
+                return  # fill() took what the socket held: no need to look again
+            if self._stash is not None:
+                wait = 0.0
+            else:
+                timer = ch.frame_timer()
+                wait = deadline.left() if timer is None else deadline.cap(timer)
+            ready = transport.readable([ch, self._wake_fd], wait)
+            if self._closing():
+                return
+            if ch in ready:
+                ch.fill()
+            elif wait == 0.0 or (deadline.expired() and not ch.overdue()):
+                return
+
+
+class NetworkPending:
+    """Versions that arrive over the data plane of a TCP receiver (NET-2, NET-4).
+
+    `setup` builds the data plane and receives the Init's version before Ready; `start`
+    runs the channel's thread and the Inbound thread once Ready went out. `mapped(b, tensor)`
+    registers a receive buffer with the receiver, `answer(msg)` writes to the channel,
+    `broken(error)` stops the receiver (SM-R-7).
+    """
+
+    def __init__(self, channel: transport.Channel, machine: ReceiverMachine, init: Init, zero_copy: bool,
+                 mapped: Callable[[int, torch.Tensor], None], answer: Callable[[object], bool],
+                 broken: Callable[[Exception], None], closing: Callable[[], bool], wake_fd: int):
+        assert init.data_plane is not None, "a network Init names its data plane (NET-1)"
+        self._channel, self._machine, self._init, self.zero_copy = channel, machine, init, zero_copy
+        self._mapped, self._answer, self._broken = mapped, answer, broken
+        self._closing, self._wake_fd = closing, wake_fd
+        self._cond = threading.Condition()
+        self._stash: Receive | None = None
+        self._applying: int | None = None  # the buffer being applied
+        self._held: int | None = None  # the buffer a zero-copy receiver's weights view
+        self._lease = init.data_plane["lease_ms"] / 1000
+        self._net: netplane.Inbound | None = None
+        self._io_thread: threading.Thread | None = None
+
+    def setup(self, deadline: Deadline) -> int:
+        """Builds the data plane and receives the Init's version; returns the buffer it is in (NET-2)."""
+        assert self._init.data_plane is not None, "checked at construction"
+        local = self._channel.sock.getsockname()[0]
+        left = deadline.left()
+        self._net = net = netplane.Inbound(self._init.data_plane, local,
+                                           limits.TRANSFER_TIMEOUT if left is None else left)
+        b = net.receive_now(set())
+        self._mapped(b, net.buffers[b])
+        return b
+
+    def start(self, held: int) -> None:
+        """Starts the channel's thread and the Inbound thread once Ready went out."""
+        assert self._net is not None, "called once setup() has run"
+        self._held = held if self.zero_copy else None
+        self._channel.session.attach(self._machine, Liveness(time.monotonic(), self._lease,
+                                                             limits.receiver_heartbeat(self._lease)))
+        self._net.start(self._busy, self._arrived, self._failed)
+        self._io_thread = threading.Thread(target=self._io, name="weightsync-net-io", daemon=True)
+        self._io_thread.start()
+
+    # ---- the applier's side ----
+
+    def take(self, deadline: Deadline) -> Receive | None:
+        """The newest version received and not applied, waiting until `deadline`; marks its buffer in use."""
+        with self._cond:
+            while self._stash is None and not self._closing() and not self._machine.stopped:
+                if deadline.expired():
+                    return None
+                self._cond.wait(deadline.left())
+            msg, self._stash = self._stash, None
+            if msg is None or self._closing() or self._machine.stopped:
+                return None
+            self._applying = msg.slot
+            return msg
+
+    def untake(self, msg: Receive) -> None:
+        """Readers held a taken version back past poll()'s timeout: it is pending again, unless a newer came."""
+        with self._cond:
+            self._applying = None
+            if self._stash is None:
+                self._stash = msg
+
+    def applied(self, msg: Receive, ok: bool) -> None:
+        with self._cond:
+            self._applying = None
+            if self.zero_copy and ok:
+                self._held = msg.slot
+
+    def close(self) -> None:
+        self._notify()
+        io = self._io_thread
+        if io is not None and io is not threading.current_thread():
+            io.join(limits.REACTION_BOUND)
+        if self._net is not None:
+            self._net.close()
+
+    # ---- the threads' side ----
+
+    def _busy(self) -> set[int]:
+        with self._cond:
+            return {b for b in (self._held, self._applying, self._stash.slot if self._stash else None) if b is not None}
+
+    def _arrived(self, version: int, b: int) -> None:
+        assert self._net is not None, "only the Inbound thread calls this"
+        with self._cond:
+            self._mapped(b, self._net.buffers[b])
+            self._stash = Receive(version, b)  # a newer one supersedes an older one (ACK-2)
+            self._cond.notify_all()
+
+    def _failed(self, why: str) -> None:
+        self._broken(RemoteProtocolError(why, state=self._machine.state.value, event="transfer", requirement="NET-3"))
+        self._notify()
+
+    def _notify(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def _io(self) -> None:
+        """Reads the channel, hands each Receive to the Inbound thread, says "still here", keeps the lease."""
+        ch, net = self._channel, self._net
+        assert net is not None, "started by start(), after setup()"
+        try:
+            while not self._closing() and not self._machine.stopped:
+                event = ch.next_event()  # the session judges: VER-3, slot 0 (NET-1), Stop, WIRE-7, NET-4, MSG-4
+                if isinstance(event, Message):
+                    if isinstance(event.msg, Stop):
+                        return
+                    assert isinstance(event.msg, Receive), "once live, the machine lets only Receive and Stop through"
+                    net.expect(event.msg.version)
+                elif isinstance(event, Ended):
+                    if event.expired:  # a silent sender: stop, and say why (NET-4)
+                        raise RemoteProtocolError(f"the sender: {event.why}", state=self._machine.state.value,
+                                                  event="lease", requirement="NET-4")
+                    self._machine.channel_closed()
+                    return
+                elif isinstance(event, HeartbeatDue):
+                    self._answer(Heartbeat())
+                else:
+                    ready = transport.readable([ch, self._wake_fd], ch.session.timer(time.monotonic()))
+                    if self._closing():
+                        return
+                    if ch in ready:
+                        ch.fill()
+        except transport.ChannelClosed:
+            self._machine.channel_closed()
+        except RemoteProtocolError as e:
+            self._broken(e)
+        finally:
+            self._notify()
