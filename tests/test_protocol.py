@@ -143,15 +143,15 @@ class PeerModel(RuleBasedStateMachine):
         msg = Ready(1, version, status, "", holds_slot=True)
         event = message_event(msg)
         if (self.state, event) not in SENDER_TABLE:
-            self.expect_illegal(event, lambda: self.m.receive(msg))
+            self.expect_illegal(event, lambda: self.m.handle(msg))
             return
         if status == "ok" and delta:
             with pytest.raises(RemoteProtocolError) as info:
-                self.m.receive(msg)
+                self.m.handle(msg)
             assert info.value.requirement == "INIT-4"
             self.cut("protocol violation")
             return
-        settled = self.m.receive(msg)
+        settled = self.m.handle(msg)
         assert settled.versions == (init_version,)
         self.state = SENDER_TABLE[(self.state, event)]
         self.held = {self.pending[init_version]} if status == "ok" else set()
@@ -164,15 +164,15 @@ class PeerModel(RuleBasedStateMachine):
         v = versions[pick % len(versions)] if pick < 4 else self.next_version + pick  # 4, 5: not pending
         msg = Ack(1, v, status)
         if (self.state, "recv Ack") not in SENDER_TABLE:
-            self.expect_illegal("recv Ack", lambda: self.m.receive(msg))
+            self.expect_illegal("recv Ack", lambda: self.m.handle(msg))
             return
         if v not in self.pending:
             with pytest.raises(RemoteProtocolError) as info:
-                self.m.receive(msg)
+                self.m.handle(msg)
             assert info.value.requirement == "ACK-5" and info.value.state == "live"
             self.cut("protocol violation")
             return
-        settled = self.m.receive(msg)
+        settled = self.m.handle(msg)
         assert settled.versions == tuple(u for u in sorted(self.pending) if u <= v), "ACK-2"
         slot = self.pending[v]
         self.pending = {u: s for u, s in self.pending.items() if u > v}
@@ -184,11 +184,11 @@ class PeerModel(RuleBasedStateMachine):
         msg = Ack(2, 1, "ok") if which == "receiver" else Ack(1, 1, "maybe")
         if not self.m.active:
             with pytest.raises(ProtocolError):
-                self.m.receive(msg)
+                self.m.handle(msg)
             assert self.m.state is self.state
             return
         with pytest.raises(RemoteProtocolError) as info:
-            self.m.receive(msg)
+            self.m.handle(msg)
         assert info.value.requirement == ("MSG-2" if which == "receiver" else "MSG-1")
         self.cut("protocol violation")
 
@@ -246,7 +246,7 @@ class ReceiverModel(RuleBasedStateMachine):
 
     def violation(self, msg, rule_id):
         with pytest.raises(RemoteProtocolError) as info:
-            self.m.receive(msg)
+            self.m.handle(msg)
         assert info.value.requirement == rule_id, (info.value, rule_id)
         assert info.value.state == self.state.value
 
@@ -259,7 +259,7 @@ class ReceiverModel(RuleBasedStateMachine):
         if dup:
             self.violation(msg, "SLOT-5")
             return
-        self.m.receive(msg)
+        self.m.handle(msg)
         self.known = {0, 1}
         self.m.check_init(msg)
         if accept:
@@ -293,7 +293,7 @@ class ReceiverModel(RuleBasedStateMachine):
         if slot not in self.known | {s.slot for s in new_slots}:
             self.violation(msg, "SLOT-1")
             return
-        assert self.m.receive(msg) is msg
+        assert self.m.handle(msg) is msg
         self.known |= {s.slot for s in new_slots}
         if new and not again:
             self.next_slot += 1
@@ -304,7 +304,7 @@ class ReceiverModel(RuleBasedStateMachine):
         if (self.state, "recv Stop") not in RECEIVER_TABLE:
             self.violation(Stop(), "SM-R-7")
             return
-        self.m.receive(Stop())
+        self.m.handle(Stop())
         self.state = ReceiverState.STOPPED
 
     @rule()
@@ -338,7 +338,7 @@ TestReceiverMachine.settings = settings(max_examples=200, stateful_step_count=30
 def test_init_that_must_be_refused(init, rule_id):
     """INIT-2, MSG-2, SLOT-1: check_init names the rule; the receiver then answers Ready(error)."""
     m = ReceiverMachine(0, byteorder="little")
-    m.receive(init)
+    m.handle(init)
     with pytest.raises(RemoteProtocolError) as info:
         m.check_init(init)
     assert info.value.requirement == rule_id
@@ -348,7 +348,7 @@ def test_an_init_of_another_byte_order_cannot_be_used():
     """WIRE-8: well formed but unusable, refused as INIT-6 says (a ValueError, not a violation)."""
     m = ReceiverMachine(0, byteorder="little")
     init = _init(byteorder="big")
-    m.receive(init)
+    m.handle(init)
     with pytest.raises(ValueError, match="WIRE-8"):
         m.check_init(init)
 
@@ -358,14 +358,14 @@ def test_an_ack_answers_every_pending_version_up_to_it(versions, ack):
     """ACK-2, ACK-5: Ack(v) settles exactly the pending versions <= v, and only a pending v is legal."""
     m = PeerMachine(0)
     m.send_init(0, 0, [0, 1])
-    m.receive(Ready(0, 0, "ok"))
+    m.handle(Ready(0, 0, "ok"))
     for v in sorted(versions):
         m.send_receive(v, 1, [0, 1])
     if ack not in versions:
         with pytest.raises(RemoteProtocolError, match="ACK-5"):
-            m.receive(Ack(0, ack, "ok"))
+            m.handle(Ack(0, ack, "ok"))
         return
-    settled = m.receive(Ack(0, ack, "ok"))
+    settled = m.handle(Ack(0, ack, "ok"))
     assert settled.versions == tuple(v for v in sorted(versions) if v <= ack)
     assert sorted(m.pending) == [v for v in sorted(versions) if v > ack]
 
@@ -374,7 +374,7 @@ def test_send_receive_refuses_a_version_that_does_not_increase():
     """VER-3 on the sender's side: the driver can never tell a receiver an older version."""
     m = PeerMachine(0)
     m.send_init(4, 0, [0, 1])
-    m.receive(Ready(0, 4, "ok"))
+    m.handle(Ready(0, 4, "ok"))
     with pytest.raises(LocalProtocolError, match="VER-3"):
         m.send_receive(4, 1, [0, 1])
 
@@ -389,14 +389,14 @@ def test_heartbeat_changes_nothing_on_either_side():
 
     peer = PeerMachine(0)
     with pytest.raises(RemoteProtocolError):  # unconnected: its channel is not read (SM-S-4)
-        peer.receive(Heartbeat())
+        peer.handle(Heartbeat())
     peer = PeerMachine(0)
     peer.send_init(0, 0, [0, 1])
-    assert peer.receive(Heartbeat()) is NOTHING and peer.state is PeerState.CONNECTING and peer.pending == {0: 0}
+    assert peer.handle(Heartbeat()) is NOTHING and peer.state is PeerState.CONNECTING and peer.pending == {0: 0}
     rec = ReceiverMachine(0)
-    assert rec.receive(Heartbeat()) == Heartbeat() and rec.state is ReceiverState.NEW and rec.received is None
+    assert rec.handle(Heartbeat()) == Heartbeat() and rec.state is ReceiverState.NEW and rec.received is None
     rec.accept_init(3)
-    assert rec.receive(Heartbeat()) == Heartbeat() and rec.state is ReceiverState.LIVE and rec.received == 3
+    assert rec.handle(Heartbeat()) == Heartbeat() and rec.state is ReceiverState.LIVE and rec.received == 3
 
 
 def test_the_join_machines_follow_table_14_1():

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 #: The kinds of failure a receiver error records per receiver (`causes`, SEND-7).
-ERROR = "error"  # the receiver answered Ack(error) or Ready(error)
+ANSWERED_ERROR = "error"  # the cause: the receiver answered Ack(error) or Ready(error) (a status is messages.ERROR)
 VIOLATION = "violation"  # the receiver broke the protocol and was cut off
 DIED = "died"  # its channel ended, or its lease expired
 TIMEOUT = "timeout"  # it did not answer before the call's timeout
@@ -98,7 +98,7 @@ class _ReceiversError(WeightSyncError):
             msg += f". {hint}"
         super().__init__(msg)
 
-    default_cause = ERROR
+    default_cause = ANSWERED_ERROR
 
     def __reduce__(self) -> tuple[Callable[..., _ReceiversError], tuple[object, ...]]:
         return (_rebuild, (type(self), self.workers, self.version, self.details, self.causes, self.args))
@@ -123,7 +123,7 @@ class ReceiverError(_ReceiversError):
     """Receivers reported that they could not apply a version, or broke the protocol (ACK-6, SM-S-9)."""
 
     reason = "reported an error"
-    default_cause = ERROR
+    default_cause = ANSWERED_ERROR
 
 
 class ReceiverDiedError(_ReceiversError):
@@ -166,7 +166,7 @@ _BY_KINDS = {
     frozenset({ReceiverDiedError, SyncTimeoutError}): ReceiverDiedAndTimeout,
     frozenset({ReceiverError, ReceiverDiedError, SyncTimeoutError}): ReceiverErrorDiedAndTimeout,
 }
-_CLASS_OF = {ERROR: ReceiverError, VIOLATION: ReceiverError, DIED: ReceiverDiedError, TIMEOUT: SyncTimeoutError}
+_CLASS_OF = {ANSWERED_ERROR: ReceiverError, VIOLATION: ReceiverError, DIED: ReceiverDiedError, TIMEOUT: SyncTimeoutError}
 
 
 def receivers_error(

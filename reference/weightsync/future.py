@@ -49,7 +49,7 @@ class SendFuture:
         return len(self._outcome) == len(self.workers)
 
     def settle(self, worker: int, cause: str, detail: str) -> None:
-        """Records the first answer of `worker` (OK, or errors.ERROR, VIOLATION, DIED)."""
+        """Records the first answer of `worker` (OK, or errors.ANSWERED_ERROR, VIOLATION, DIED)."""
         if worker in self._outcome or worker not in self.workers:
             return
         self._outcome[worker] = (cause, detail)

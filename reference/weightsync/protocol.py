@@ -21,7 +21,7 @@ from enum import Enum
 from typing import TypeVar
 
 from . import limits
-from .errors import DIED, ERROR, VIOLATION, LocalProtocolError, RemoteProtocolError
+from .errors import ANSWERED_ERROR, DIED, VIOLATION, LocalProtocolError, RemoteProtocolError
 from .messages import OK, PROTOCOL_VERSION, STATUSES, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
 
 
@@ -128,8 +128,8 @@ class Settled:
 
     @property
     def cause(self) -> str:
-        """How the futures of these versions settle for this receiver: OK, or the cause ERROR (SEND-7)."""
-        return OK if self.status == OK else ERROR
+        """How the futures of these versions settle for this receiver: OK, or the cause ANSWERED_ERROR (SEND-7)."""
+        return OK if self.status == OK else ANSWERED_ERROR
 
 
 NOTHING = Settled((), OK, "")  # what a Heartbeat settles (MSG-4)
@@ -152,7 +152,7 @@ class PeerMachine:
         self.holds_slot = False
         self.acked: int | None = None
         self.failure = ""
-        self.cause = ""  # DIED, ERROR or VIOLATION once it is gone or failed
+        self.cause = ""  # DIED, ANSWERED_ERROR or VIOLATION once it is gone or failed
         self.incarnation = 0  # how many channels replaced the first one
 
     def _step(self, event: str) -> PeerState:
@@ -238,7 +238,7 @@ class PeerMachine:
 
     # ---- what arrives ----
 
-    def receive(self, msg: object) -> Settled:
+    def handle(self, msg: object) -> Settled:
         """Applies a message from this receiver: what it settles, or RemoteProtocolError (SM-S-9)."""
         event = message_event(msg)
         who = f"receiver {self.id}"
@@ -261,7 +261,7 @@ class PeerMachine:
                 self.held = {slot} if msg.holds_slot else set()
                 self.acked = version
             else:
-                self.failure, self.cause = msg.detail or "handshake failed", ERROR
+                self.failure, self.cause = msg.detail or "handshake failed", ANSWERED_ERROR
             self.state = nxt
             return Settled((version,), msg.status, msg.detail)
         assert isinstance(msg, Ack)
@@ -324,7 +324,7 @@ class ReceiverMachine:
         """True exactly in stopped, failed and closed (SM-R-8)."""
         return self.state in _ENDED
 
-    def receive(self, msg: object) -> object:
+    def handle(self, msg: object) -> object:
         """Checks a message from the sender against the state and the rules; returns it.
 
         An Init leaves the state unchanged until `accept_init` or `refuse_init`;
@@ -559,6 +559,11 @@ def unsendable(machines: Iterable[PeerMachine]) -> tuple[list[PeerMachine], list
     ids of those not connected yet (LocalProtocolError); a send with either consumes no version (VER-2)."""
     bad = [m for m in machines if m.state is not PeerState.LIVE]
     return [m for m in bad if m.ended], sorted(m.id for m in bad if not m.ended)
+
+
+def outbox_full(queued: int) -> bool:
+    """SEC-3: a receiver that left more than the outbox limit unread holds a send back (bounded by its timeout)."""
+    return queued > limits.OUTBOX_LIMIT
 
 
 def free_slot(slots: Sequence[int], latest: int | None, pins: Iterable[Iterable[int]]) -> int | None:

@@ -150,7 +150,7 @@ class Receiver:
                     raise SyncTimeoutError([self.id], None, hint="no Init from the sender: did the trainer call "
                                            "sender.connect()? (INIT-5)")
                 msg, fds = item
-                self._machine.receive(msg)  # a Receive or a second Init here is SM-R-7
+                self._machine.handle(msg)  # a Receive or a second Init here is SM-R-7
         except transport.ChannelClosed:
             self._machine.channel_closed()
             raise ClosedError(f"receiver {self.id}: the sender is gone before the handshake") from None

@@ -27,7 +27,7 @@ from .future import RESTART_HINT, SendFuture
 from .hub import Hub, _Peer
 from .messages import PROTOCOL_VERSION, Entry, Init, Receive, Stop
 from .packing import Packed
-from .protocol import PeerState, SettleWindow, readers, unsendable
+from .protocol import PeerState, SettleWindow, outbox_full, readers, unsendable
 from .slots import CpuSlot, Group, Slot, SlotPool
 from .transport import Handle
 
@@ -49,6 +49,8 @@ class Sender(Hub):
     Its calls may be made from several threads (API-7). With `listen` (an address
     such as "unix:@name" or "tcp://host:0") receivers may also join by `url(i)`
     (RDV-*); a helper thread answers joins even while none of its calls runs (RDV-6).
+    Over TCP, `lease`, `heartbeat` and `transfer_timeout` (seconds) set how long a silent
+    worker is waited for, how often the trainer speaks, and the bound of one transfer (API-10).
     """
 
     def __init__(self, weights: layout.Weights, num_workers: int, *,
@@ -379,7 +381,7 @@ class Sender(Hub):
             if not first:  # a target may have gone while this call waited (SEND-4)
                 self._check_targets(targets)
             first = False
-            stuck = [i for i in targets if (ch := self._peers[i].channel) is not None and ch.out_bytes > limits.OUTBOX_LIMIT]
+            stuck = [i for i in targets if (ch := self._peers[i].channel) is not None and outbox_full(ch.out_bytes)]
             chosen: dict[Group, Slot] = {}
             full: Group | None = None
             for group in self._pool.groups.values():

@@ -137,11 +137,11 @@ class Session:
             msg, fds = item
             try:
                 if isinstance(machine, PeerMachine):
-                    settled = machine.receive(msg)
+                    settled = machine.handle(msg)
                     if settled.versions or not isinstance(msg, Heartbeat):
                         return settled
                     continue
-                machine.receive(msg)
+                machine.handle(msg)
             except RemoteProtocolError:
                 self.orphans.extend(fds)
                 raise

@@ -17,7 +17,7 @@ KILLED_BY = ("conformance/test_failures.py::test_one_error_names_every_receiver_
 
 class _FirstFault(SendFuture):
     def settle(self, worker, cause, detail):
-        if cause != OK and self._failed_at is not None:
+        if cause != OK and self._window.closes is not None:
             return  # BUG: a second failure is dropped
         super().settle(worker, cause, detail)
 

@@ -47,9 +47,9 @@ class _PlainPool(SlotPool):
 
 
 class _Hub(Hub):
-    def __init__(self, pool, listen, num_workers):
+    def __init__(self, pool, listen, num_workers, *times):
         pool.__class__ = _PlainPool
-        super().__init__(pool, listen, num_workers)
+        super().__init__(pool, listen, num_workers, *times)
 
 
 class Sender(_Sender, _Hub):
