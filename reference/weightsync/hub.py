@@ -240,7 +240,7 @@ class Hub:
             if ch is None or ch.closed:
                 continue
             hit = ch in ready
-            if not (hit or ch.wants_write or ch.partial_since is not None or peer.network):
+            if not (hit or ch.wants_write or ch.session.frame.since is not None or peer.network):
                 continue  # nothing arrived, nothing to write, no timer: the common case, kept cheap
             try:
                 if ch.wants_write:

@@ -118,7 +118,7 @@ def same_major(a: str, b: str) -> bool:
     return a.split(".")[0] == b.split(".")[0]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: one is made per answer, and nothing changes it
 class Settled:
     """What one answer from a receiver settles: the pending versions it answers, and how (ACK-2)."""
 
@@ -558,6 +558,8 @@ def unsendable(machines: Iterable[PeerMachine]) -> tuple[list[PeerMachine], list
     """SEND-4 for a send's targets: those known to have failed or gone (their causes are raised), and the
     ids of those not connected yet (LocalProtocolError); a send with either consumes no version (VER-2)."""
     bad = [m for m in machines if m.state is not PeerState.LIVE]
+    if not bad:
+        return [], []
     return [m for m in bad if m.ended], sorted(m.id for m in bad if not m.ended)
 
 

@@ -13,23 +13,26 @@ hub and the receiver act on its events.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from . import wire
 from .errors import RemoteProtocolError
 from .messages import Heartbeat, handle_count
 from .protocol import FrameTimer, Liveness, PeerMachine, ReceiverMachine, Settled
 
+# Events are plain slotted records: one is made per message on the hot path, and a frozen
+# dataclass costs several times as much to build.
 
-@dataclass(frozen=True)
+
+@dataclass(slots=True)
 class Message:
     """A message the receiver's machine accepted, with the handles that came with it (WIRE-4)."""
 
     msg: object
-    fds: list[int] = field(default_factory=list)
+    fds: list[int]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Ended:
     """The channel is over: end of file, or the peer's lease expired (CON-1, NET-4)."""
 
@@ -37,7 +40,7 @@ class Ended:
     expired: bool = False  # the lease ran out: the peer may still be there, silent
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class HeartbeatDue:
     """Nothing was sent for the heartbeat interval: send Heartbeat now (NET-4)."""
 
@@ -68,10 +71,12 @@ class Session:
         self.eof = False
         self.machine: PeerMachine | ReceiverMachine | None = None
         self.liveness: Liveness | None = None
+        self._settles = False  # the machine is the sender's view of a receiver: answers settle versions
 
     def attach(self, machine: PeerMachine | ReceiverMachine, liveness: Liveness | None = None) -> None:
         """The machine that judges what arrives from now on, and the lease on a network channel (NET-4)."""
         self.machine, self.liveness = machine, liveness
+        self._settles = isinstance(machine, PeerMachine)
 
     # ---- bytes in ----
 
@@ -102,7 +107,7 @@ class Session:
 
     def next_message(self, now: float) -> tuple[object, list[int]] | None:
         """The next whole frame, decoded, with its handles; None while none is whole."""
-        if not self.buffered:
+        if self.frame.since is None and not self._reader.partial:
             return None  # nothing buffered: the common answer, kept cheap
         data = self._reader.next()
         self.frame.update(self._reader.partial, now)
@@ -136,16 +141,17 @@ class Session:
         while (item := self.next_message(now)) is not None:
             msg, fds = item
             try:
-                if isinstance(machine, PeerMachine):
+                if self._settles:
                     settled = machine.handle(msg)
-                    if settled.versions or not isinstance(msg, Heartbeat):
+                    assert type(settled) is Settled, "the sender's view of a receiver settles answers"
+                    if settled.versions or type(msg) is not Heartbeat:
                         return settled
                     continue
                 machine.handle(msg)
             except RemoteProtocolError:
                 self.orphans.extend(fds)
                 raise
-            if not isinstance(msg, Heartbeat):
+            if type(msg) is not Heartbeat:
                 return Message(msg, fds)
         if self.eof:
             return Ended(EOF_WHY)

@@ -25,7 +25,7 @@ from collections import deque
 
 from . import clock
 from .clock import Deadline, millis
-from .errors import LocalProtocolError
+from .errors import LocalProtocolError, RemoteProtocolError
 from .protocol import FrameTimer
 from .session import Session
 
@@ -84,7 +84,7 @@ class Channel:
         if self.closed:
             raise ChannelClosed("channel closed")
         if not fds and not self._out:  # the common case: one small frame, taken whole by the socket
-            data = self.session.send(msg, self.now())
+            data = self.session.send(msg, self.now() if self.session.liveness is not None else 0.0)
             try:
                 n = self.sock.send(data)
             except (BlockingIOError, InterruptedError):
@@ -95,7 +95,7 @@ class Channel:
                 self._out.append((memoryview(data)[n:], []))
                 self.out_bytes += len(data) - n
             return
-        data = memoryview(self.session.send(msg, self.now()))
+        data = memoryview(self.session.send(msg, self.now() if self.session.liveness is not None else 0.0))
         handles = list(fds)
         if len(handles) <= _FDS_PER_PIECE:
             self._out.append((data, handles))
@@ -176,25 +176,27 @@ class Channel:
         """The next whole message with its handles, or None; a bad frame raises RemoteProtocolError."""
         try:
             return self.session.next_message(self.now())
-        finally:
-            if self.session.orphans:
-                self._close_fds(self.session.take_fds())
+        except RemoteProtocolError:
+            self._close_fds(self.session.take_fds() if self.session.orphans else [])
+            raise
 
     def next_event(self):
         """The session's next event (session.Session.next_event); handles of a refused frame are closed."""
         try:
             return self.session.next_event(self.now())
-        finally:
-            if self.session.orphans:
-                self._close_fds(self.session.take_fds())
+        except RemoteProtocolError:
+            self._close_fds(self.session.take_fds() if self.session.orphans else [])
+            raise
 
     def overdue(self) -> bool:
         """Whether a frame was started and not finished within the frame bound (WIRE-7)."""
-        return self.frame.overdue(self.now())
+        frame = self.session.frame
+        return frame.since is not None and frame.overdue(self.now())
 
     def frame_timer(self) -> float | None:
         """Seconds until the frame in progress becomes overdue, or None."""
-        return self.frame.left(self.now())
+        frame = self.session.frame
+        return None if frame.since is None else frame.left(self.now())
 
     def recv(self, deadline: Deadline) -> tuple[object, list[int]] | None:
         """Waits for the next message until `deadline` (None when it passed); ChannelClosed at end of file.
