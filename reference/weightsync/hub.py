@@ -76,7 +76,7 @@ class Hub:
         self._lease, self._heartbeat, self._transfer_timeout = times
         self._mu = threading.Lock()
         self._cv = threading.Condition(self._mu)
-        self._pumping = False
+        self._polling = False
         #: Threads that need the channels left alone (drop() closing one): callers wait instead of polling.
         self._holds = 0
         self._closed = False
@@ -127,7 +127,7 @@ class Hub:
         """
         self._holds += 1
         try:
-            while self._pumping:
+            while self._polling:
                 self._wake()
                 left = deadline.left()
                 if left is not None and left <= 0:
@@ -144,12 +144,12 @@ class Hub:
         except OSError:
             pass
 
-    def _pump(self, deadline: Deadline) -> None:
+    def _wait_for_events(self, deadline: Deadline) -> None:
         """Lets answers arrive until `deadline`: polls the channels, or waits while another thread does.
 
         Called with the lock held; returns with it held. Raises ClosedError once close() ran.
         """
-        if self._pumping or self._holds:
+        if self._polling or self._holds:
             self._cv.wait(deadline.left())
         else:
             items = self._watched()
@@ -166,13 +166,13 @@ class Hub:
             for ch in items:
                 by_fd[ch.fileno()] = ch
                 poller.register(ch.fileno(), transport._IN | (select.POLLOUT if ch.wants_write else 0))
-            self._pumping = True
+            self._polling = True
             self._mu.release()
             try:
                 events = poller.poll(millis(wait))
             finally:
                 self._mu.acquire()
-                self._pumping = False
+                self._polling = False
                 self._cv.notify_all()
             if self._closed:
                 raise ClosedError("the sender was closed while this call waited (LIFE-6)")
@@ -182,29 +182,29 @@ class Hub:
                 if isinstance(item, Channel):
                     item.hup = bool(ev & transport._HUP)
                 ready.append(item)
-            self._service(ready)
+            self._serve(ready)
         if self._closed:
             raise ClosedError("the sender was closed while this call waited (LIFE-6)")
 
-    def _refresh(self) -> None:
+    def _take_arrived_if_free(self) -> None:
         """Reads the answers that have arrived, unless another thread is busy in the sender (API-2)."""
         if not self._mu.acquire(blocking=False):
             return
         try:
             if not self._closed:
-                self._look()
+                self._take_arrived()
         finally:
             self._mu.release()
 
-    def _look(self) -> None:
+    def _take_arrived(self) -> None:
         """Handles what has arrived, without waiting; the polling thread, if any, does it instead."""
-        if not self._pumping:
+        if not self._polling:
             items = self._watched() + ([self._listener] if self._listener is not None else [])
             ready = transport.readable(items, 0)
             if ready or self._listener is not None or any(
                     p.network or (p.channel is not None and (p.channel.wants_write or p.channel.partial_since))
                     for p in self._peers):
-                self._service(ready)
+                self._serve(ready)
 
     def _next_timer(self, items: list | None = None) -> float | None:
         """Seconds until a frame bound (WIRE-7), a join (RDV-6), a heartbeat or a lease (NET-4) falls due."""
@@ -222,7 +222,7 @@ class Hub:
         items = [p.channel for p in self._peers if p.channel is not None and (p.machine.active or p.channel.wants_write)]
         return items + (self._listener.channels() if self._listener is not None else [])
 
-    def _service(self, ready: list) -> None:
+    def _serve(self, ready: list) -> None:
         """Reads, writes and handles what the channels in `ready` have, then cuts off stalled peers (WIRE-7)
         and silent ones (NET-4), and says "still here" where it is due."""
         if None in ready:
@@ -286,7 +286,7 @@ class Hub:
 
         The lane's thread never takes the lock, so it cannot wait on a caller: it leaves the
         failure on the peer and wakes the polling caller; that caller, or the helper thread
-        within a heartbeat, cuts the receiver off in `_service`.
+        within a heartbeat, cuts the receiver off in `_serve`.
         """
         peer.lane_failure = (incarnation, why)
         self._wake()
@@ -336,7 +336,7 @@ class Hub:
         except transport.ChannelClosed as e:
             self._gone(peer, f"channel closed: {e}")
             return
-        if ch.wants_write and self._pumping:
+        if ch.wants_write and self._polling:
             self._wake()  # the polling thread must watch for room to write
 
     def _gone(self, peer: _Peer, why: str) -> None:
@@ -441,10 +441,10 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
             continue
         close = False
         try:
-            if s._pumping:  # the caller that polls handles these events; let it
+            if s._polling:  # the caller that polls handles these events; let it
                 s._cv.wait(_LOCK_WAIT)
             elif not s._closed:
-                s._look()
+                s._take_arrived()
                 s._cv.notify_all()
                 close = s._close_when_all_gone and s._all_gone()
         finally:

@@ -131,7 +131,7 @@ class Sender(Hub):
         """The picklable handle for receiver `i` (a new one after `i` failed or is gone, LIFE-2)."""
         with self._locked(_FOREVER):
             peer = self._peers[self._check_id(i)]
-            self._look()
+            self._take_arrived()
             peer.machine.check_handle()  # LIFE-3
             if peer.machine.state is PeerState.UNCONNECTED and peer.handle is not None:
                 return peer.handle
@@ -161,7 +161,7 @@ class Sender(Hub):
             for i in targets:
                 if self._peers[i].machine.state is PeerState.UNCONNECTED and self._peers[i].channel is not None:
                     self._send_init(self._peers[i])
-            self._look()
+            self._take_arrived()
             window = SettleWindow()
             while True:
                 failed = {i: self._peers[i].machine for i in targets if self._peers[i].machine.ended
@@ -177,7 +177,7 @@ class Sender(Hub):
                 if deadline.expired():
                     raise SyncTimeoutError(connecting, self._version, hint="no Ready; did each worker start and call "
                                            "receiver.connect() with its handle or URL? (INIT-5)")
-                self._pump(deadline.earlier(window.closes))
+                self._wait_for_events(deadline.earlier(window.closes))
 
     def send(self, weights: layout.Weights | None = None, *, workers: Iterable[int] | None = None,
              timeout: float | None = None) -> int:
@@ -225,7 +225,7 @@ class Sender(Hub):
                 return
             self._closed = True
             self._wake()
-            self._cv.wait_for(lambda: not self._pumping, timeout=limits.REACTION_BOUND)
+            self._cv.wait_for(lambda: not self._polling, timeout=limits.REACTION_BOUND)
             for peer in self._peers:
                 m = peer.machine
                 if m.state in (PeerState.UNCONNECTED, PeerState.CONNECTING, PeerState.LIVE):
@@ -326,7 +326,7 @@ class Sender(Hub):
     def _publish(self, weights: layout.Weights | None, workers: Iterable[int] | None,
                  deadline: Deadline) -> SendFuture:
         targets = list(range(len(self._peers))) if workers is None else self._check_workers(workers)
-        self._look()
+        self._take_arrived()
         source = self._source if weights is None else weights
         packed = (source if isinstance(source, Packed) and (source is self._source or source.manifest == self._manifest)
                   else None)  # weights laid out like the slots: one copy (API-8)
@@ -350,7 +350,7 @@ class Sender(Hub):
                 self._checker.ordered(source if type(source) is dict else layout.flatten(source))
                 raise
         self._version += 1
-        future = SendFuture(self._version, targets, self._refresh, self._wait)
+        future = SendFuture(self._version, targets, self._take_arrived_if_free, self._wait)
         self._futures[self._version] = future
         # Every group gets each version, once per device, so that a joiner on any
         # device starts from the latest (LIFE-1, LAYOUT-2).
@@ -403,7 +403,7 @@ class Sender(Hub):
                     blocking, None,
                     hint=f"every one of {self._pool.max_slots} slots is held by them; nothing was published (SLOT-3)",
                 )
-            self._pump(deadline)
+            self._wait_for_events(deadline)
 
     def _await(self, future: SendFuture, deadline: Deadline) -> int:
         """Waits for every target's answer; raises one error naming every receiver at fault (SEND-2, SEND-7)."""
@@ -418,12 +418,12 @@ class Sender(Hub):
             if deadline.expired():
                 if not looked:  # wait(0) still reads the answers that have arrived (SEND-5)
                     looked = True
-                    self._look()
+                    self._take_arrived()
                     continue
                 error = future.error(timed_out=True)
                 assert error is not None, "a target that has not answered has timed out"
                 raise error
-            self._pump(deadline.earlier(by))
+            self._wait_for_events(deadline.earlier(by))
 
     def _wait(self, future: SendFuture, deadline: Deadline) -> int:
         with self._locked(deadline):

@@ -4,7 +4,7 @@ or a host cut off by the network, is never named: a send to it waits for its who
 Violates NET-4 ("a side that has received nothing on the channel for the lease ... treats the channel
 as ended").
 
-Seam: Hub._service (handles what the channels have, then cuts off silent network peers), which first
+Seam: Hub._serve (handles what the channels have, then cuts off silent network peers), which first
 stamps every network receiver as heard.
 """
 
@@ -19,9 +19,9 @@ KILLED_BY = ("conformance/test_network.py::test_a_receiver_that_falls_silent_is_
 
 
 class Sender(_Sender):
-    def _service(self, ready):
+    def _serve(self, ready):
         now = time.monotonic()
         for peer in self._peers:
             if peer.liveness is not None:
                 peer.liveness.hear(now)  # BUG: heard from it whether or not anything came
-        super()._service(ready)
+        super()._serve(ready)
