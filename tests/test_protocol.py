@@ -427,3 +427,21 @@ def test_the_join_machines_follow_table_14_1():
     with pytest.raises(RemoteProtocolError):
         listener.handle(Join(0, b"n" * 32, b"p" * 32))  # a second Join
     assert JoinMachine(listener=True).event("join bound") is JoinState.ENDED
+
+
+def test_the_newest_pending_version_supersedes_older_ones():
+    """ACK-2 at a receiver: only the newest version waits; one held back waits again unless a newer came."""
+    from weightsync.protocol import Newest
+
+    newest = Newest()
+    assert newest.take() is None
+    newest.offer(Receive(1, 0))
+    newest.offer(Receive(2, 1))
+    taken = newest.take()
+    assert taken == Receive(2, 1) and newest.pending is None
+    newest.untake(taken)
+    assert newest.pending == Receive(2, 1)
+    taken = newest.take()
+    newest.offer(Receive(3, 0))
+    newest.untake(taken)  # a newer one came while it was held back: the newer one waits
+    assert newest.take() == Receive(3, 0)

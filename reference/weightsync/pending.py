@@ -26,7 +26,7 @@ from . import limits, netplane, transport
 from .clock import Deadline
 from .errors import RemoteProtocolError
 from .messages import Heartbeat, Init, Receive, SlotInfo, Stop
-from .protocol import Liveness, ReceiverMachine
+from .protocol import Liveness, Newest, ReceiverMachine
 from .session import Ended, HeartbeatDue, Message
 
 
@@ -49,7 +49,7 @@ class ChannelPending:
                  wake_fd: int):
         self._channel, self._machine = channel, machine
         self._introduce, self._closing, self._wake_fd = introduce, closing, wake_fd
-        self._stash: Receive | None = None
+        self._newest = Newest()  # ACK-2
 
     def take(self, deadline: Deadline) -> Receive | None:
         """The newest Receive not yet applied, reading the channel until `deadline` for one.
@@ -61,13 +61,11 @@ class ChannelPending:
             self._read(deadline)
             if self._closing() or self._machine.stopped:
                 return None
-            if self._stash is not None or deadline.expired():
-                msg, self._stash = self._stash, None
-                return msg
+            if self._newest.pending is not None or deadline.expired():
+                return self._newest.take()
 
     def untake(self, msg: Receive) -> None:
-        if self._stash is None:
-            self._stash = msg
+        self._newest.untake(msg)
 
     def applied(self, msg: Receive, ok: bool) -> None:
         pass
@@ -85,7 +83,7 @@ class ChannelPending:
             if isinstance(event, Message):
                 if isinstance(event.msg, Receive):
                     self._introduce(event.msg.new_slots, event.fds)
-                    self._stash = event.msg  # a newer Receive supersedes an older one (ACK-2)
+                    self._newest.offer(event.msg)
                 got = True
                 continue
             if isinstance(event, Ended):
@@ -93,7 +91,7 @@ class ChannelPending:
                 return
             if self._machine.stopped or got:
                 return  # fill() took what the socket held: no need to look again
-            if self._stash is not None:
+            if self._newest.pending is not None:
                 wait = 0.0
             else:
                 timer = ch.frame_timer()
@@ -124,7 +122,7 @@ class NetworkPending:
         self._mapped, self._answer, self._broken = mapped, answer, broken
         self._closing, self._wake_fd = closing, wake_fd
         self._cond = threading.Condition()
-        self._stash: Receive | None = None
+        self._newest = Newest()  # ACK-2
         self._applying: int | None = None  # the buffer being applied
         self._held: int | None = None  # the buffer a zero-copy receiver's weights view
         self._lease = init.data_plane["lease_ms"] / 1000
@@ -157,11 +155,11 @@ class NetworkPending:
     def take(self, deadline: Deadline) -> Receive | None:
         """The newest version received and not applied, waiting until `deadline`; marks its buffer in use."""
         with self._cond:
-            while self._stash is None and not self._closing() and not self._machine.stopped:
+            while self._newest.pending is None and not self._closing() and not self._machine.stopped:
                 if deadline.expired():
                     return None
                 self._cond.wait(deadline.left())
-            msg, self._stash = self._stash, None
+            msg = self._newest.take()
             if msg is None or self._closing() or self._machine.stopped:
                 return None
             self._applying = msg.slot
@@ -171,8 +169,7 @@ class NetworkPending:
         """Readers held a taken version back past poll()'s timeout: it is pending again, unless a newer came."""
         with self._cond:
             self._applying = None
-            if self._stash is None:
-                self._stash = msg
+            self._newest.untake(msg)
 
     def applied(self, msg: Receive, ok: bool) -> None:
         with self._cond:
@@ -192,13 +189,14 @@ class NetworkPending:
 
     def _busy(self) -> set[int]:
         with self._cond:
-            return {b for b in (self._held, self._applying, self._stash.slot if self._stash else None) if b is not None}
+            waiting = self._newest.pending
+            return {b for b in (self._held, self._applying, waiting.slot if waiting else None) if b is not None}
 
     def _arrived(self, version: int, b: int) -> None:
         assert self._net is not None, "only the Inbound thread calls this"
         with self._cond:
             self._mapped(b, self._net.buffers[b])
-            self._stash = Receive(version, b)  # a newer one supersedes an older one (ACK-2)
+            self._newest.offer(Receive(version, b))
             self._cond.notify_all()
 
     def _failed(self, why: str) -> None:

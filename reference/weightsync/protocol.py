@@ -554,6 +554,28 @@ _LISTENER_ONLY = frozenset({"recv Join(valid)", "recv Join(refused)", "join boun
 _LISTENER_EVENTS = _LISTENER_ONLY | {"channel closed"}
 
 
+class Newest:
+    """ACK-2 at a receiver: of the versions received and not yet applied only the newest waits; a newer one
+    supersedes it, and the Ack of the newest answers the older ones too."""
+
+    __slots__ = ("pending",)
+
+    def __init__(self) -> None:
+        self.pending: Receive | None = None
+
+    def offer(self, msg: Receive) -> None:
+        self.pending = msg  # VER-3: a later Receive carries a newer version
+
+    def take(self) -> Receive | None:
+        msg, self.pending = self.pending, None
+        return msg
+
+    def untake(self, msg: Receive) -> None:
+        """A taken version was not applied (readers held it back): it waits again, unless a newer came."""
+        if self.pending is None:
+            self.pending = msg
+
+
 def unsendable(machines: Iterable[PeerMachine]) -> tuple[list[PeerMachine], list[int]]:
     """SEND-4 for a send's targets: those known to have failed or gone (their causes are raised), and the
     ids of those not connected yet (LocalProtocolError); a send with either consumes no version (VER-2)."""
