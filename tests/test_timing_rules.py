@@ -131,6 +131,17 @@ def test_a_deadline_on_a_fake_clock():
     assert millis(None) == -1 and millis(0.0011) == 2 and millis(-3) == 0
 
 
+def test_a_deadline_counts_from_any_clock_reading():
+    """A clock that reads 1.0 (not a large monotonic value) and one read well past the deadline."""
+    clock = FakeClock(1.0)
+    d = Deadline(5.0, clock)
+    assert d.left() == 5.0 and not d.expired()
+    clock.advance(4.0)
+    assert d.left() == 1.0 and not d.expired()
+    clock.advance(30.0)
+    assert d.expired() and d.left() == 0.0
+
+
 @pytest.mark.parametrize("kwargs", [
     {"lease": 0}, {"lease": -1.0}, {"lease": float("inf")}, {"lease": float("nan")}, {"heartbeat": 0},
     {"transfer_timeout": 0}, {"lease": True}, {"lease": "5"}, {"lease": 2.0, "heartbeat": 2.0},

@@ -1,15 +1,17 @@
-"""The sender's side of its channels: a PeerMachine per receiver over its channel, and who waits how.
+"""The sender's reactor: its channels, who waits how, and what it does with each channel's events.
 
 This module owns the threading rules of the sender (API-7). One lock guards the
-state and is held only for bounded work; a call that must wait for answers
-either polls every channel itself (one thread at a time) or waits on a
-condition while another thread polls; close() from any thread ends every wait.
-What arrives is handed to the receiver's machine (protocol.PeerMachine), which
-says what it settles; a violation or an end of channel cuts that receiver off
-alone (SM-S-9, SEC-5). A listening sender also runs one helper thread that
-answers joins and notices hang-ups while no call runs (RDV-6), and on network
-channels keeps the leases and heartbeats (NET-4); it holds the sender only
-weakly and ends with it.
+state and is held only for bounded work; a call that must wait for answers either
+polls every channel itself (`_wait_for_events`, one thread at a time) or waits on a
+condition while another thread polls; `_take_arrived` handles what has arrived
+without waiting; close() from any thread ends every wait. Each channel's session
+(session.py, with the receiver's protocol.PeerMachine) decides what a message
+settles, when a frame is overdue, when a lease expires and when a Heartbeat is
+due; `_serve` only acts on those events: a violation or an end of channel cuts
+that receiver off alone (SM-S-9, SEC-5). A listening sender also runs one helper
+thread that answers joins and notices hang-ups while no call runs (RDV-6), and on
+network channels serves the leases and heartbeats (NET-4); it holds the sender
+only weakly and ends with it.
 """
 
 from __future__ import annotations

@@ -93,11 +93,6 @@ class Session:
         """The kernel cut off handles that came with the last bytes: more than one message may carry (WIRE-4)."""
         raise RemoteProtocolError("more handles than one message may carry", event="recv frame", requirement="WIRE-4")
 
-    @property
-    def buffered(self) -> bool:
-        """Bytes wait that may hold a frame, or a frame is in progress."""
-        return self.frame.since is not None or self._reader.partial
-
     def take_fds(self) -> list[int]:
         """Every handle held that no message took: the driver closes them (at close, or after a violation)."""
         out = [*self.orphans, *self._fds]
