@@ -46,6 +46,8 @@ ITEMSIZE = {"bool": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint8": 1
             "float32": 4, "float64": 8, "complex64": 8, "complex128": 16}
 SLOTINFO = ("slot", "device", "nbytes", "ipc")
 DATA_PLANE = ("backend", "store", "prefix", "nbytes", "timeout_ms", "lease_ms")
+#: MSG-4: legal in both directions on every channel once the join is done, and ignored.
+HEARTBEAT = {"type": "Heartbeat"}
 
 
 class PeerClosed(Exception):
@@ -171,6 +173,21 @@ class WireSocket:
             left = end - time.monotonic()
             if left <= 0 or not self._read(left):
                 raise HarnessError(f"no frame within {bound:.1f} s")
+
+    def recv_past_heartbeats(self, bound: float) -> tuple[dict, list[int]]:
+        """The next message other than Heartbeat, within `bound` in all: once joined, a peer MAY send
+        Heartbeat at any time (MSG-4). HarnessError when none came in time, PeerClosed at end of file."""
+        end = time.monotonic() + bound
+        while True:
+            msg, fds = self.recv(max(0.0, end - time.monotonic()))
+            if msg.get("type") != "Heartbeat":
+                return msg, fds
+
+    def send_heartbeats(self, n: int) -> None:
+        """n Heartbeats, each its own write (MSG-4)."""
+        for _ in range(n):
+            self.send(HEARTBEAT)
+            time.sleep(0.01)  # not a bound: each Heartbeat is read on its own
 
     def expect(self, kind: str, bound: float | None = None) -> tuple[dict, list[int]]:
         msg, fds = self.recv(bound)

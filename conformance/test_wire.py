@@ -64,6 +64,21 @@ def scripted(rigs, good: int = GOOD, weights=None, n=None):
 def join_scripted(rig, k: int) -> ScriptedReceiver:
     """Receiver k of `rig` played here: the sender's connect(workers=[k]) runs while it answers Init with Ready."""
     peer = ScriptedReceiver(rig.sender.handle(k), k)
+    connect_beside(rig, k, lambda: handshake(peer), "INIT-4", "a correct scripted peer")
+    return peer
+
+
+def handshake(peer, answer: bool = True) -> dict:
+    """The scripted receiver's side of the handshake; no Init in time is a matter of time."""
+    try:
+        return peer.handshake(answer=answer)
+    except HarnessError as e:
+        raise TooSlow(f"INIT-1 violated: no Init reached the scripted receiver: {e}") from None
+
+
+def connect_beside(rig, k: int, play, rule: str, what: str):
+    """The sender's connect(workers=[k]) in a thread while `play()` plays receiver k's side here; the connect
+    must complete (a timeout is a matter of time, any other error a violation of `rule`). Returns what play gave."""
     out = {}
 
     def connect():
@@ -74,15 +89,12 @@ def join_scripted(rig, k: int) -> ScriptedReceiver:
 
     t = threading.Thread(target=connect, daemon=True)
     t.start()
-    try:
-        peer.handshake()
-    except HarnessError as e:
-        raise TooSlow(f"INIT-1 violated: no Init reached the scripted receiver: {e}") from None
+    played = play()
     t.join(tm.T + tm.SLACK)
     in_time(not t.is_alive() and not isinstance(out.get("error"), rig.ws.SyncTimeoutError),
-            f"INIT-4 violated: connect of a correct scripted peer did not complete: {out.get('error')}")
-    assert "error" not in out, f"INIT-4 violated: connect of a correct peer: {out.get('error')}"
-    return peer
+            f"{rule} violated: connect of {what} did not complete: {out.get('error')}")
+    assert "error" not in out, f"{rule} violated: connect of {what} raised {type(out['error']).__name__}: {out['error']}"
+    return played
 
 
 def next_receive(peer, ids: str) -> dict:
@@ -652,16 +664,10 @@ def test_a_frame_of_exactly_the_bound_is_read(ws, rigs, closing):
     rig.check()
 
 
-#: MSG-4: legal in both directions on every channel once the join is done, and ignored.
-HEARTBEAT = {"type": "Heartbeat"}
-
-
 def _beat(peer, n: int, k: int, what: str) -> None:
     """n Heartbeats from the scripted receiver, each its own write; a channel cut on an earlier one is MSG-4's."""
     try:
-        for _ in range(n):
-            peer.send(HEARTBEAT)
-            time.sleep(0.01)  # not a bound: each Heartbeat is read on its own
+        peer.send_heartbeats(n)
     except (BrokenPipeError, ConnectionResetError):
         raise AssertionError(f"MSG-4 violated: the sender closed receiver {k}'s channel on a Heartbeat {what}") from None
 
@@ -669,12 +675,8 @@ def _beat(peer, n: int, k: int, what: str) -> None:
 def _next_receive_past_heartbeats(peer, k: int) -> dict:
     """The next Receive, passing over Heartbeats (a sender MAY send them on any channel, MSG-4); none in time is
     a matter of time, the channel cut where a Receive was due a violation of MSG-4 (only Heartbeats came from k)."""
-    end = time.monotonic() + tm.BOUND
     try:
-        while True:
-            msg, fds = peer.recv(max(0.0, end - time.monotonic()))
-            if msg.get("type") != "Heartbeat":
-                break
+        msg, fds = peer.recv_past_heartbeats(tm.BOUND)
     except HarnessError as e:
         raise TooSlow(f"SEND-1 violated: no Receive reached the scripted receiver: {e}") from None
     except (PeerClosed, ConnectionResetError):
@@ -685,7 +687,7 @@ def _next_receive_past_heartbeats(peer, k: int) -> dict:
     return msg
 
 
-def _join_with_heartbeats(ws, rig, k: int, channel: str):
+def _join_with_heartbeats(rig, k: int, channel: str):
     """Receiver k of `rig` played here on a handle's channel or a joined one: it answers Init with Heartbeats
     first, then Ready, while connect(workers=[k]) runs: the sender's view of it is connecting (MSG-4)."""
     if channel == "handle":
@@ -694,34 +696,17 @@ def _join_with_heartbeats(ws, rig, k: int, channel: str):
         peer = Joiner(rig.sender.url(k))
         answer = peer.join()
         assert answer.get("type") == "Welcome", f"RDV-5 violated: a join with the URL's id and secret got {answer}"
-    out = {}
 
-    def connect():
+    def play():
+        init = handshake(peer, answer=False)
+        _beat(peer, 3, k, "before Ready")
         try:
-            rig.sender.connect(tm.T, workers=[k])
-        except Exception as e:  # noqa: BLE001 - reported below
-            out["error"] = e
+            peer.send(ready(k, init["version"]))
+        except (BrokenPipeError, ConnectionResetError):
+            raise AssertionError(f"MSG-4 violated: the sender closed receiver {k}'s channel on Heartbeats before "
+                                 "Ready") from None
 
-    t = threading.Thread(target=connect, daemon=True)
-    t.start()
-    try:
-        init = peer.handshake(answer=False)
-    except HarnessError as e:
-        raise TooSlow(f"INIT-1 violated: no Init reached the scripted receiver: {e}") from None
-    _beat(peer, 3, k, "before Ready")
-    try:
-        peer.send(ready(k, init["version"]))
-    except (BrokenPipeError, ConnectionResetError):
-        raise AssertionError(f"MSG-4 violated: the sender closed receiver {k}'s channel on Heartbeats before "
-                             "Ready") from None
-    t.join(tm.T + tm.SLACK)
-    in_time(not t.is_alive() and not isinstance(out.get("error"), ws.SyncTimeoutError),
-            f"MSG-4 violated: connect of a receiver that sent Heartbeats before Ready did not complete: "
-            f"{out.get('error')}")
-    assert "error" not in out, (
-        f"MSG-4 violated: connect of a receiver that sent Heartbeats before Ready raised "
-        f"{type(out['error']).__name__}: {out['error']}"
-    )
+    connect_beside(rig, k, play, "MSG-4", "a receiver that sent Heartbeats before Ready")
     return peer
 
 
@@ -735,7 +720,7 @@ def test_heartbeats_from_a_receiver_are_ignored(ws, rigs, closing, channel):
     never named failed or gone, and a real receiver beside it is served as before."""
     rig = rigs(basic(0), 2, connect=[0], listen=channel == "joined")
     k = 1
-    peer = _join_with_heartbeats(ws, rig, k, channel)
+    peer = _join_with_heartbeats(rig, k, channel)
     closing(peer)
     for step in (1, 2, 3):
         desc = describe(basic(step))

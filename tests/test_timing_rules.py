@@ -33,49 +33,46 @@ def test_a_frame_is_overdue_only_after_the_frame_bound():
     assert timer.since is None and timer.left(200.0) is None and not timer.overdue(1e9)
 
 
-def test_a_channel_cuts_off_a_frame_left_unfinished_on_its_clock():
+@pytest.fixture
+def clocked():
+    """A receiver's channel on a fake clock, and the socket its peer writes to."""
+    clock = FakeClock()
+    a, b = socket.socketpair()
+    ch = transport.Channel(a, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER, now=clock)
+    yield ch, b, clock
+    ch.close()
+    b.close()
+
+
+def test_a_channel_cuts_off_a_frame_left_unfinished_on_its_clock(clocked):
     """WIRE-7 through a real channel whose clock is fake: the bound counts from the frame's first byte."""
-    clock = FakeClock()
-    a, b = socket.socketpair()
-    ch = transport.Channel(a, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER, now=clock)
-    try:
-        payload = wire.frame(Stop())
-        b.sendall(payload[:-1])
-        ch.fill()
-        assert ch.next() is None and ch.partial_since == clock()
-        clock.advance(limits.FRAME_BOUND / 2)
-        b.sendall(b"")  # nothing new
-        assert not ch.overdue() and ch.frame_timer() == pytest.approx(limits.FRAME_BOUND / 2)
-        clock.advance(limits.FRAME_BOUND / 2)
-        assert not ch.overdue()  # exactly the bound is still in time
-        clock.advance(0.001)
-        assert ch.overdue()
-        with pytest.raises(RemoteProtocolError) as e:
-            ch.recv(Deadline(0, clock))
-        assert e.value.requirement == "WIRE-7"
-    finally:
-        ch.close()
-        b.close()
+    ch, peer, clock = clocked
+    peer.sendall(wire.frame(Stop())[:-1])
+    ch.fill()
+    assert ch.next() is None and ch.partial_since == clock()
+    clock.advance(limits.FRAME_BOUND / 2)
+    assert not ch.overdue() and ch.frame_timer() == pytest.approx(limits.FRAME_BOUND / 2)
+    clock.advance(limits.FRAME_BOUND / 2)
+    assert not ch.overdue()  # exactly the bound is still in time
+    clock.advance(0.001)
+    assert ch.overdue()
+    with pytest.raises(RemoteProtocolError) as e:
+        ch.recv(Deadline(0, clock))
+    assert e.value.requirement == "WIRE-7"
 
 
-def test_a_finished_frame_stops_the_frame_clock():
-    clock = FakeClock()
-    a, b = socket.socketpair()
-    ch = transport.Channel(a, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER, now=clock)
-    try:
-        payload = wire.frame(Heartbeat())
-        b.sendall(payload[:2])
-        ch.fill()
-        clock.advance(limits.FRAME_BOUND - 1)
-        b.sendall(payload[2:])
-        ch.fill()
-        msg, fds = ch.next()
-        assert msg == Heartbeat() and fds == []
-        clock.advance(limits.FRAME_BOUND)
-        assert not ch.overdue() and ch.frame_timer() is None
-    finally:
-        ch.close()
-        b.close()
+def test_a_finished_frame_stops_the_frame_clock(clocked):
+    ch, peer, clock = clocked
+    payload = wire.frame(Heartbeat())
+    peer.sendall(payload[:2])
+    ch.fill()
+    clock.advance(limits.FRAME_BOUND - 1)
+    peer.sendall(payload[2:])
+    ch.fill()
+    msg, fds = ch.next()
+    assert msg == Heartbeat() and fds == []
+    clock.advance(limits.FRAME_BOUND)
+    assert not ch.overdue() and ch.frame_timer() is None
 
 
 def test_liveness_says_heartbeat_then_expires():
@@ -173,57 +170,39 @@ def test_the_numbers_the_spec_names():
 # ---- the times a caller chose reach the wire and the lease (API-10, NET-1, NET-4) ----
 
 
-def _join_tcp(url: str):
-    """A scripted network joiner: connects, proves its secret, returns the socket and the Init."""
-    import secrets as _secrets
-
-    from weightsync import rendezvous
-    from weightsync.messages import Init, Join, Welcome
-
-    address, rid, secret = rendezvous.parse_url(url)
-    sock = socket.create_connection(address.sockaddr, timeout=10)
-    reader = wire.FrameReader(wire.MAX_TO_RECEIVER)
-
-    def read(allowed):
-        while (data := reader.next()) is None:
-            chunk = sock.recv(65536)
-            assert chunk, "the sender closed the connection"
-            reader.feed(chunk)
-        return wire.decode(data, allowed)
-
-    hello = read(wire.FROM_LISTENER)
-    mine = _secrets.token_bytes(32)
-    sock.sendall(wire.frame(Join(rid, mine, rendezvous.proof(secret, rendezvous.JOIN, hello.nonce, mine, rid))))
-    assert isinstance(read(wire.FROM_LISTENER), Welcome)
-    init = read(wire.FROM_SENDER)
-    assert isinstance(init, Init)
-    return sock, init
-
-
 def test_chosen_times_are_announced_and_the_chosen_lease_is_kept():
     """API-10: lease and transfer timeout reach Init's data_plane; a receiver silent past the chosen
     lease (heartbeats every 0.2 s to it) is named gone with "lease expired" (NET-4), well before the default."""
     import time
 
-    import weightsync as ws
-    from weightsync.messages import OK, Ready
+    import torch
 
-    with ws.Sender({"w": __import__("torch").zeros(4)}, 1, listen="tcp://127.0.0.1:0", lease=1.0, heartbeat=0.2,
+    import weightsync as ws
+    from conformance.peers import Joiner, PeerClosed, ready
+    from conformance.verdict import HarnessError
+
+    with ws.Sender({"w": torch.zeros(4)}, 1, listen="tcp://127.0.0.1:0", lease=1.0, heartbeat=0.2,
                    transfer_timeout=7.5) as sender:
-        sock, init = _join_tcp(sender.url(0))
+        joiner = Joiner(sender.url(0))  # the suite's scripted joiner (RDV-3)
         try:
-            assert init.data_plane["lease_ms"] == 1000 and init.data_plane["timeout_ms"] == 7500
-            sock.sendall(wire.frame(Ready(0, init.version, OK, capabilities=("network",))))
+            assert joiner.join().get("type") == "Welcome"
+            init = joiner.handshake(answer=False)
+            assert init["data_plane"]["lease_ms"] == 1000 and init["data_plane"]["timeout_ms"] == 7500
+            joiner.send({**ready(0, init["version"]), "capabilities": ["network"]})
             sender.connect(timeout=10, workers=[0])
             t0 = time.monotonic()
             with pytest.raises(ws.ReceiverDiedError, match="lease expired"):
                 sender.send(timeout=10)
             assert time.monotonic() - t0 < limits.LEASE, "named only after the default lease, not the chosen one"
-            sock.settimeout(5)
-            beats = sock.recv(65536)
-            assert wire.frame(Heartbeat()) in beats, "the sender spoke every heartbeat while the receiver was silent"
+            kinds = []
+            try:  # what the sender wrote before it closed the channel
+                while True:
+                    kinds.append(joiner.recv(5)[0]["type"])
+            except (PeerClosed, ConnectionResetError, HarnessError):
+                pass
+            assert "Heartbeat" in kinds, f"the sender did not speak while the receiver was silent: {kinds}"
         finally:
-            sock.close()
+            joiner.close()
 
 
 def test_a_sender_refuses_times_it_cannot_keep():

@@ -57,10 +57,18 @@ class _Peer:
     channel: Channel | None  # None while a receiver that joins by URL has not come
     handle: Handle | None  # None once consumed, and for a receiver that joins by URL
     group: Group
-    network: bool = False  # joined over TCP: a lane carries its versions (NET-2), a lease its liveness (NET-4)
     lane: Lane | None = None
-    liveness: Liveness | None = None  # its lease and our heartbeats, on a network channel (NET-4)
     lane_failure: tuple[int, str] | None = None  # (incarnation, why), left by the lane's thread
+
+    @property
+    def liveness(self) -> Liveness | None:
+        """Its lease and our heartbeats, kept by its channel's session; only a network channel has them (NET-4)."""
+        return None if self.channel is None else self.channel.session.liveness
+
+    @property
+    def network(self) -> bool:
+        """Joined over TCP: a lane carries its versions (NET-2), a lease its liveness (NET-4)."""
+        return self.liveness is not None
 
 
 class Hub:
@@ -310,7 +318,7 @@ class Hub:
     def _use(self, peer: _Peer, channel: Channel, handle: Handle | None, liveness: Liveness | None = None) -> None:
         """`channel` becomes the receiver's; its session judges what arrives with the receiver's machine."""
         channel.session.attach(peer.machine, liveness)
-        peer.channel, peer.handle, peer.network, peer.liveness = channel, handle, liveness is not None, liveness
+        peer.channel, peer.handle = channel, handle
 
     def _replace(self, peer: _Peer) -> None:
         """A new channel for a failed, gone or connecting receiver (SM-S-5, LIFE-2)."""

@@ -143,14 +143,15 @@ class Receiver:
                 self._broken(e)
                 raise
         try:
-            msg: object = Heartbeat()
-            while isinstance(msg, Heartbeat):  # ignored in new as in live (MSG-4)
+            while True:
                 item = self._channel.recv(deadline)
                 if item is None:
                     raise SyncTimeoutError([self.id], None, hint="no Init from the sender: did the trainer call "
                                            "sender.connect()? (INIT-5)")
                 msg, fds = item
                 self._machine.handle(msg)  # a Receive or a second Init here is SM-R-7
+                if not isinstance(msg, Heartbeat):  # ignored in new as in live (MSG-4)
+                    break
         except transport.ChannelClosed:
             self._machine.channel_closed()
             raise ClosedError(f"receiver {self.id}: the sender is gone before the handshake") from None

@@ -84,7 +84,7 @@ class Channel:
         if self.closed:
             raise ChannelClosed("channel closed")
         if not fds and not self._out:  # the common case: one small frame, taken whole by the socket
-            data = self.session.send(msg, self.now() if self.session.liveness is not None else 0.0)
+            data = self._frame(msg)
             try:
                 n = self.sock.send(data)
             except (BlockingIOError, InterruptedError):
@@ -95,7 +95,7 @@ class Channel:
                 self._out.append((memoryview(data)[n:], []))
                 self.out_bytes += len(data) - n
             return
-        data = memoryview(self.session.send(msg, self.now() if self.session.liveness is not None else 0.0))
+        data = memoryview(self._frame(msg))
         handles = list(fds)
         if len(handles) <= _FDS_PER_PIECE:
             self._out.append((data, handles))
@@ -106,6 +106,11 @@ class Channel:
                 self._out.append((data[k:end], chunk))
         self.out_bytes += len(data)
         self.flush()
+
+    def _frame(self, msg: object) -> bytes:
+        """The session's bytes for `msg`; the clock is read only where a lease counts what we send (NET-4)."""
+        session = self.session
+        return session.send(msg, self.now() if session.liveness is not None else 0.0)
 
     def flush(self) -> bool:
         """Writes queued bytes until the socket is full; True once nothing is left."""
