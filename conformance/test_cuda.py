@@ -4,10 +4,14 @@ These tests also need a CUDA device on the machine that runs the suite; without
 one they are skipped with that reason.
 """
 
+import importlib
+import os
 import threading
+import time
 
 import pytest
 import torch
+import torch.multiprocessing as mp
 
 from . import strategies as S
 from . import timing as tm
@@ -72,6 +76,105 @@ def test_dead_receiver_and_close_release_device_memory(ws, pool, capfd):
     assert after <= before, f"CUDA-4 violated: {after - before} bytes of device memory left after close()"
     out, err = capfd.readouterr()
     assert "IPC" not in out + err, f"CUDA-4 violated: CUDA IPC warnings at shutdown: {(out + err)[:300]}"
+
+
+def in_process(ws, sender, **options):
+    """A receiver of `sender` in a thread of this process, connected (as in CUDA-5)."""
+    h, box = sender.handle(0), {}
+
+    def run():
+        try:
+            r = ws.Receiver(h, **options)
+            box["version"] = r.connect(tm.T)
+            box["receiver"] = r
+        except Exception as e:  # noqa: BLE001
+            box["error"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    sender.connect(tm.T)
+    t.join(tm.T)
+    assert "error" not in box, f"CUDA-5 violated: a receiver in the sender's process failed: {box.get('error')!r}"
+    return box["receiver"]
+
+
+#: GPU time a reader's kernel keeps its stream busy (about 0.15 s on an H100): far longer than an apply.
+SLEEP_CYCLES = 300_000_000
+
+
+@pytest.mark.req("CUDA-6", "CUDA-3")
+@pytest.mark.parametrize("zero_copy", [False, pytest.param(True, marks=pytest.mark.needs("zero_copy"))],
+                         ids=["copy", "zero-copy"])
+def test_no_apply_overtakes_gpu_work_queued_inside_reading(ws, zero_copy):
+    """A kernel queued inside reading() still reads version 0 when the block ends; what it reads
+    must still be version 0 however many versions follow (the weights come from the CPU, so
+    that the sender's own stream ordering cannot hide the receiver's)."""
+    n = 1 << 20
+    with ws.Sender({"w": torch.zeros(n)}, 1, devices=["cuda:0"]) as s:
+        r = in_process(ws, s, zero_copy=zero_copy)
+        try:
+            with r.reading():
+                torch.cuda._sleep(SLEEP_CYCLES)
+                snapshot = r.weights["w"].clone()  # queued behind the sleep
+            for v in range(1, 4):  # zero-copy: version 0's slot is released and rewritten by one of these
+                s.send({"w": torch.full((n,), float(v))}, timeout=tm.T)
+            torch.cuda.synchronize()
+            changed = int((snapshot != 0).sum())
+            rule = "CUDA-3" if zero_copy else "CUDA-6"
+            assert changed == 0, (f"{rule} violated: a kernel queued inside reading() read {changed} elements of a "
+                                  "later version: the apply (or the sender's rewrite of a released slot) overtook it")
+        finally:
+            r.close()
+
+
+def _receive_in_child(impl: str, handle, q) -> None:
+    """A spawned receiver that reports the version it holds, a digest of its weights and their devices."""
+    try:
+        ws = importlib.import_module(impl)
+        with ws.Receiver(handle) as r:
+            r.connect(tm.T)
+            deadline = time.monotonic() + tm.T
+            while r.version != 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            with r.reading():
+                q.put((r.version, describe(r.weights), sorted({str(t.device) for t in r.weights.values()})))
+    except Exception as e:  # noqa: BLE001 - the test reports it
+        q.put(f"{type(e).__name__}: {e}")
+
+
+@pytest.mark.req("CUDA-7", "CUDA-1")
+def test_a_receiver_finds_the_slot_device_by_uuid(ws):
+    """The receiver sees the sender's GPU (the last one) as its only device, named by UUID: it is
+    cuda:0 there. With one GPU the indices agree anyway; with two or more, a receiver that
+    maps by the sender's index fails or reads another GPU."""
+    last = torch.cuda.device_count() - 1
+    device = f"cuda:{last}"
+    ctx = mp.get_context("spawn")
+    with ws.Sender(basic(0, device), 1, devices=[device]) as s:
+        q = ctx.Queue()
+        before = os.environ.get("CUDA_VISIBLE_DEVICES")
+        os.environ["CUDA_VISIBLE_DEVICES"] = f"GPU-{torch.cuda.get_device_properties(last).uuid}"
+        try:
+            p = ctx.Process(target=_receive_in_child, args=(ws.__name__, s.handle(0), q), daemon=True)
+            p.start()
+        finally:
+            if before is None:
+                del os.environ["CUDA_VISIBLE_DEVICES"]
+            else:
+                os.environ["CUDA_VISIBLE_DEVICES"] = before
+        try:
+            s.connect(tm.T)
+            s.send(basic(1, device), timeout=tm.T)
+            got = q.get(timeout=tm.T)
+        finally:
+            s.close()
+            p.join(tm.T)
+            if p.is_alive():
+                p.kill()
+    assert not isinstance(got, str), f"CUDA-7 violated: a receiver that sees the GPU by UUID failed: {got}"
+    version, digest, devices = got
+    assert devices == ["cuda:0"], f"CUDA-7 violated: the receiver's weights are on {devices}, not its cuda:0"
+    assert version == 1 and digest == describe(basic(1)), "CUDA-7 violated: the receiver does not hold version 1"
 
 
 @pytest.mark.req("CUDA-5")

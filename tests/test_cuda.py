@@ -5,6 +5,7 @@ Skipped, with the reason in the report, where no CUDA device is present.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -55,7 +56,7 @@ def assert_holds_cpu(receiver, expected, version):
 def test_sender_copies_once_per_device_not_per_receiver(local):
     """CUDA-1, CUDA-5, LAYOUT-2: four in-process receivers on one GPU share one slot group."""
     sender, _ = local(on("cuda", pattern(MANIFEST, 0)), n=4)
-    assert len(sender._groups) == 1
+    assert list(sender._pool.groups) == [torch.device('cuda', torch.cuda.current_device())]
 
 
 def test_zero_copy_on_cuda(local):
@@ -123,34 +124,157 @@ def _error(fn):
         return e
 
 
-def test_normal_shutdown_prints_no_cuda_ipc_warning(tmp_path):
-    """CUDA-4: no 'Producer process ...' warning at exit after a normal shutdown."""
-    script = tmp_path / "shutdown.py"
-    script.write_text(textwrap.dedent("""
-        import torch, torch.multiprocessing as mp, weightsync as ws
+SCRIPT = textwrap.dedent("""
+    import os, sys, torch, torch.multiprocessing as mp, weightsync as ws
 
-        def worker(handle):
-            with ws.Receiver(handle, mode="pull") as r:
-                r.connect(timeout=60)
-                while not r.stopped:
-                    r.poll(timeout=0.05)
+    def worker(handle, visible, q):
+        if visible is not None:
+            os.environ["CUDA_VISIBLE_DEVICES"] = visible  # before this process touches CUDA
+        with ws.Receiver(handle, mode="pull") as r:
+            r.connect(timeout=60)
+            got = None
+            while not r.stopped:
+                if r.poll(timeout=0.05) is not None:
+                    with r.reading():
+                        got = (r.version, float(sum(t.double().sum() for t in r.weights.values())),
+                               sorted({str(t.device) for t in r.weights.values()}))
+            q.put(got)
 
-        if __name__ == "__main__":
-            ctx = mp.get_context("spawn")
-            w = {f"t{i}": torch.randn(1000, device="cuda") for i in range(500)}
-            sender = ws.Sender(w, 2, ctx=ctx)
-            procs = [ctx.Process(target=worker, args=(sender.handle(i),)) for i in range(2)]
-            for p in procs:
-                p.start()
+    def weights(v, device):
+        return {f"t{i}": torch.full((1000,), float(v + i), device=device) for i in range(200)}
+
+    if __name__ == "__main__":
+        where, visible = sys.argv[1], sys.argv[2] if sys.argv[2] != "-" else None
+        ctx = mp.get_context("spawn")
+        device = f"cuda:{torch.cuda.device_count() - 1}"
+        sender = ws.Sender(weights(0, device), 2, ctx=ctx)
+        q = ctx.Queue()
+        if where == "threads":
+            import threading
+            rs = [ws.Receiver(sender.handle(i)) for i in range(2)]  # push: send() returns once both applied
+            ts = [threading.Thread(target=r.connect, args=(60,)) for r in rs]
+            for t in ts: t.start()
             sender.connect(timeout=120)
-            for _ in range(5):
-                sender.send(timeout=30)
+            for t in ts: t.join(60)
+            for v in range(1, 6):
+                sender.send(weights(v, device), timeout=30)
+            got = []
+            for r in rs:
+                with r.reading():
+                    got.append((r.version, float(sum(t.double().sum() for t in r.weights.values()))))
+            for r in rs: r.close()
             sender.close()
-            for p in procs:
-                p.join(60)
-            print("done", [p.exitcode for p in procs])
-    """))
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
-                         cwd=str(Path(__file__).parent.parent))
-    assert out.returncode == 0 and "done [0, 0]" in out.stdout, out.stderr[-3000:]
+            print("done", got)
+            sys.exit(0)
+        procs = [ctx.Process(target=worker, args=(sender.handle(i), visible, q)) for i in range(2)]
+        for p in procs:
+            p.start()
+        sender.connect(timeout=120)
+        for v in range(1, 6):
+            sender.send(weights(v, device), timeout=30)
+        sender.close()
+        got = [q.get(timeout=60) for _ in procs]
+        for p in procs:
+            p.join(60)
+        print("done", [p.exitcode for p in procs], got)
+""")
+
+WANT = float(sum(5 + i for i in range(200)) * 1000)
+
+
+def _uuid(index: int) -> str:
+    return f"GPU-{torch.cuda.get_device_properties(index).uuid}"
+
+
+@pytest.mark.parametrize("case", ["plain", "expandable-segments", "visible-by-uuid", "only-its-gpu", "in-process"])
+def test_normal_shutdown_delivers_and_prints_no_cuda_ipc_warning(tmp_path, case):
+    """CUDA-4, CUDA-7: receivers in other processes (or threads) get every byte; no IPC warning at exit.
+
+    expandable-segments: the trainer sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.
+    visible-by-uuid / only-its-gpu: each receiver sees the sender's GPU (the last one) under
+    another name: as GPU-<uuid>, or as its only device (cuda:0 there; with one GPU the index
+    happens to match, so only a machine with two or more can catch a raw index).
+    in-process: receivers in the sender's process return their share counts (CUDA-5).
+    """
+    script = tmp_path / "shutdown.py"
+    script.write_text(SCRIPT)
+    last = torch.cuda.device_count() - 1
+    env = dict(os.environ)
+    visible = {"visible-by-uuid": _uuid(last), "only-its-gpu": str(last)}.get(case, "-")
+    if case == "expandable-segments":
+        env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+    where = "threads" if case == "in-process" else "procs"
+    out = subprocess.run([sys.executable, str(script), where, visible], capture_output=True, text=True, timeout=300,
+                         cwd=str(Path(__file__).parent.parent), env=env)
+    assert out.returncode == 0 and "done" in out.stdout, out.stdout[-2000:] + out.stderr[-3000:]
+    if where == "threads":
+        assert f"[(5, {WANT}), (5, {WANT})]" in out.stdout, out.stdout
+    else:
+        dev = "cuda:0" if visible != "-" else f"cuda:{last}"  # a receiver that sees one GPU calls it cuda:0
+        assert f"[0, 0] [(5, {WANT}, ['{dev}']), (5, {WANT}, ['{dev}'])]" in out.stdout, out.stdout
     assert "Producer process" not in out.stderr, out.stderr[-3000:]
+
+
+# ---- findings of the desk review (issue 26): each fails on the code before its fix ----
+
+SLEEP_CYCLES = 300_000_000  # ~0.15 s of GPU time on an H100: far longer than an apply
+
+
+def test_in_process_receivers_read_their_own_small_slot(local):
+    """CUDA-5: small slots share one allocator segment, so one IPC handle; each is found by (handle, offset)."""
+    small = {"a": torch.zeros(16, device="cuda"), "b": torch.zeros(3, dtype=torch.int64, device="cuda")}
+    sender, receivers = local(small, n=2)
+    for v in range(1, 5):
+        w = {"a": torch.full((16,), float(v), device="cuda"), "b": torch.full((3,), v, device="cuda")}
+        sender.send(w, timeout=30)
+        for r in receivers:
+            assert_holds_cpu(r, {k: t.cpu() for k, t in w.items()}, v)
+
+
+def test_apply_waits_for_gpu_work_queued_inside_reading(local):
+    """CUDA-6: kernels a reader queued inside reading() run before the next apply overwrites the weights.
+
+    The weights live on the CPU: a CUDA source would make the sender's write wait on this
+    thread's stream, which would hide the receiver's own ordering.
+    """
+    sender, (r,) = local({"w": torch.zeros(1 << 20)}, n=1, devices=["cuda"])
+    with r.reading():
+        torch.cuda._sleep(SLEEP_CYCLES)
+        snapshot = r.weights["w"].clone()  # queued behind the sleep, reads version 0
+    sender.send({"w": torch.ones(1 << 20)}, timeout=30)
+    torch.cuda.synchronize()
+    assert snapshot.sum().item() == 0, "the apply overwrote weights a kernel queued inside reading() still read"
+
+
+def test_first_apply_waits_for_the_targets_initialisation(local):
+    """CUDA-6: connect()'s apply follows the GPU work the caller queued on its target before connect()."""
+    target = {"w": torch.empty(1 << 20, device="cuda")}
+    torch.cuda._sleep(SLEEP_CYCLES)
+    target["w"].fill_(7.0)  # the caller's initialisation, queued behind the sleep
+    local({"w": torch.zeros(1 << 20)}, n=1, devices=["cuda"], targets=[target])
+    torch.cuda.synchronize()
+    assert target["w"].sum().item() == 0, "the initialisation ran after connect()'s apply and overwrote version 0"
+
+
+def test_zero_copy_slot_is_not_rewritten_under_queued_reads(local):
+    """CUDA-3, CUDA-6, SLOT-2: a zero-copy receiver's ack does not release a slot its queued kernels still read."""
+    sender, (r,) = local({"w": torch.zeros(1 << 20)}, n=1, zero_copy=True, devices=["cuda"])
+    with r.reading():
+        torch.cuda._sleep(SLEEP_CYCLES)
+        snapshot = r.weights["w"].clone()  # reads the slot of version 0
+    for v in range(1, 4):  # three slots: version 0's is rewritten by one of these
+        sender.send({"w": torch.full((1 << 20,), float(v))}, timeout=30)
+    torch.cuda.synchronize()
+    assert snapshot.sum().item() == 0, "the sender rewrote a slot a zero-copy reader's kernel still read"
+
+
+def test_large_cpu_source_arrives_bit_for_bit(local):
+    """CUDA-1, CUDA-2: a CPU source of 1 GiB into a new CUDA slot; the write is ordered after the slot's zero fill."""
+    big = {"w": torch.randint(-2**31, 2**31 - 1, (1 << 28,), dtype=torch.int32)}
+    sender, (r,) = local(big, n=1, devices=["cuda"])
+    with r.reading():
+        assert torch.equal(r.weights["w"].cpu(), big["w"])
+    big["w"][::4096] += 1
+    sender.send(big, timeout=60)
+    with r.reading():
+        assert torch.equal(r.weights["w"].cpu(), big["w"])

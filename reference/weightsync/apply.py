@@ -8,8 +8,9 @@
   target has its tensors rebound to them (ZC-1).
 
 CUDA slots are read on the receiver's own stream, ordered after the sender's
-event, and that stream is synchronized before the ack releases the slot (CUDA-2,
-CUDA-3). A strategy never takes locks: the receiver calls it at a safe point.
+event and after the GPU work its readers queued inside reading() (a ReadFence), and
+that stream is synchronized before the ack releases the slot (CUDA-2, CUDA-3). A
+strategy never takes locks: the receiver calls it at a safe point.
 """
 
 from __future__ import annotations
@@ -23,6 +24,40 @@ from .packing import Packed
 from .slots import Mapped
 
 
+class ReadFence:
+    """Where a CUDA receiver's readers left their GPU work (CUDA-3).
+
+    Kernels a reader queues inside reading() may still run after the block ends; an
+    apply must not overwrite the weights, nor an ack release a slot, before they finish.
+    Each block's end records an event on the reading thread's current stream (one event
+    per stream, re-recorded: a later record covers the earlier work of its stream). An
+    apply then waits for those events: on its stream when it copies, on the host when
+    zero-copy views are about to be given up. connect() records once for the caller's
+    thread, so the first apply follows the target's own initialisation.
+    """
+
+    def __init__(self, device: torch.device | None):
+        self.device = device if device is not None and device.type == "cuda" else None
+        self._events: dict[int, torch.cuda.Event] = {}
+
+    def record(self) -> None:
+        if self.device is None:
+            return
+        stream = torch.cuda.current_stream(self.device)
+        # setdefault is atomic: two threads on one stream record the same event, never a lost one
+        self._events.setdefault(stream.cuda_stream, torch.cuda.Event()).record(stream)
+
+    def order(self, stream: torch.cuda.Stream) -> None:
+        """Queues on `stream` a wait for the readers' work (no host wait)."""
+        for event in list(self._events.values()):
+            stream.wait_event(event)
+
+    def wait(self) -> None:
+        """Returns once the readers' work is done."""
+        for event in list(self._events.values()):
+            event.synchronize()
+
+
 class Strategy:
     """Holds the weights of one receiver; `apply` switches them to the version in a slot."""
 
@@ -30,6 +65,7 @@ class Strategy:
         self.rid = rid
         self.checker = checker
         self.target = target
+        self.fence = ReadFence(None)  # make() gives a CUDA receiver its own
 
     def targets(self, rule: str = "ACK-7") -> list[torch.Tensor]:
         """The target's tensors in manifest order, checked as they are now (INIT-3, ACK-7).
@@ -62,7 +98,7 @@ class CopyToTarget(Strategy):
         return self.targets()
 
     def apply(self, views, mapped):
-        _copy(self.targets(), views, mapped, self.stream)
+        _copy(self.targets(), views, mapped, self.stream, self.fence)
 
 
 class CopyToOwn(Strategy):
@@ -85,7 +121,7 @@ class CopyToOwn(Strategy):
         if self._bytes is not None:
             self._bytes.copy_(mapped.tensor)
         else:
-            _copy(self._own, views, mapped, self.stream)
+            _copy(self._own, views, mapped, self.stream, self.fence)
 
 
 class ZeroCopy(Strategy):
@@ -102,6 +138,7 @@ class ZeroCopy(Strategy):
 
     def apply(self, views, mapped):
         mapped.ready()  # the host waits for the sender's write of this slot (CUDA-2)
+        self.fence.wait()  # and for the readers' kernels on the views given up: the ack frees their slot (CUDA-3)
         if self.target is not None:
             for dst, view in zip(self.targets(), views):
                 dst.data = view
@@ -145,13 +182,14 @@ class CopyToPacked(Strategy):
         self.target.buffer.copy_(mapped.tensor)
 
 
-def _copy(dst: list[torch.Tensor], src: list[torch.Tensor], mapped: Mapped, stream) -> None:
+def _copy(dst: list[torch.Tensor], src: list[torch.Tensor], mapped: Mapped, stream, fence: ReadFence) -> None:
     if stream is None:
         with torch.no_grad():
             torch._foreach_copy_(dst, src)
         return
     with torch.no_grad(), torch.cuda.stream(stream):
         mapped.ready(stream)
+        fence.order(stream)  # the readers' kernels still read `dst` (CUDA-3)
         torch._foreach_copy_(dst, src, non_blocking=True)
     stream.synchronize()  # the read ends before the ack frees the slot (CUDA-3)
 
@@ -161,6 +199,13 @@ def make(rid: int, init: Init, target, zero_copy: bool, mapped: dict[int, Mapped
     checker = layout.Checker(init.manifest)
     device = torch.device(init.manifest[0].device) if init.manifest else torch.device("cpu")
     stream = torch.cuda.Stream(device) if device.type == "cuda" else None
+    strategy = _make(rid, init, target, zero_copy, mapped, checker, stream)
+    strategy.fence = ReadFence(device)
+    strategy.fence.record()  # the caller's own work on the target comes before the first apply
+    return strategy
+
+
+def _make(rid, init, target, zero_copy, mapped, checker, stream) -> Strategy:
     if zero_copy:
         return ZeroCopy(rid, checker, target)
     slot = mapped[init.slot].tensor

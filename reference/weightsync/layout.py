@@ -219,13 +219,17 @@ class Packer:
     (each but the last a multiple of ALIGN bytes, as most weight matrices are) form a
     run that one `torch._chunk_cat` gathers; the rest go through one
     `torch._foreach_copy_` (LAYOUT-2).
+
+    A gather reads and writes on one device, so runs form only when the weights (`source`,
+    by default the buffer's device) live where the buffer does: CUDA weights bound for a
+    CPU slot are copied array by array.
     """
 
-    def __init__(self, buffer: torch.Tensor, manifest: Sequence[Entry]):
+    def __init__(self, buffer: torch.Tensor, manifest: Sequence[Entry], source: torch.device | str | None = None):
         self.views = views(buffer, manifest)
         self.runs: list[tuple[int, int, torch.Tensor]] = []
         rest: list[int] = []
-        gather = _CHUNK_CAT is not None and buffer.device.type == "cpu"
+        gather = _CHUNK_CAT is not None and gathers(buffer.device, torch.device(source or buffer.device))
         i = 0
         while i < len(manifest):
             j = i + 1
@@ -252,6 +256,11 @@ class Packer:
                 cat(tensors[start:stop], 0, 1, out=out)
         if self._rest:
             torch._foreach_copy_(self._rest_views, [tensors[k] for k in self._rest])
+
+
+def gathers(buffer: torch.device, source: torch.device) -> bool:
+    """Whether the packer may gather runs: `_chunk_cat` takes its inputs and output on one CPU device."""
+    return buffer.type == "cpu" and source.type == "cpu"
 
 
 def _adjacent(a: Entry, b: Entry) -> bool:

@@ -10,6 +10,7 @@ no reader is inside `reading()` (from the push thread or from poll()), answer
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -174,6 +175,7 @@ class Receiver:
                 buffer = net.setup(deadline)
             else:
                 self._map(msg.slots, fds)
+                msg = self._init = _on_device(msg, self._mapped[buffer])
             self._strategy = apply.make(self.id, msg, self._target, self.zero_copy, {msg.slot: self._mapped[buffer]})
             self._apply(msg.version, buffer)
         except (WeightsMismatchError, RemoteProtocolError) as e:
@@ -214,7 +216,12 @@ class Receiver:
         try:
             yield self
         finally:
-            cm.__exit__(None, None, None)
+            strategy = self._strategy
+            try:
+                if strategy is not None:
+                    strategy.fence.record()  # an apply waits for the GPU work queued in this block (CUDA-3)
+            finally:
+                cm.__exit__(None, None, None)
 
     def poll(self, timeout: float | None = 0.0) -> int | None:
         """Pull mode: apply the newest pending version and return it, or None if none came (CONS-3).
@@ -408,3 +415,14 @@ class Receiver:
         self._unreported = error if isinstance(error, RemoteProtocolError) else None
         self.failure = error  # last: whoever sees it also sees `stopped`
 
+
+def _on_device(init: Init, slot: Mapped) -> Init:
+    """The Init with its manifest on the device this process mapped the slot on (CUDA-1).
+
+    The sender names its own index; under another CUDA_VISIBLE_DEVICES the same GPU
+    has another index here, and a target is checked against this one.
+    """
+    device = slot.tensor.device if slot.tensor is not None else None
+    if device is None or device.type != "cuda" or all(e.device == str(device) for e in init.manifest):
+        return init
+    return dataclasses.replace(init, manifest=tuple(dataclasses.replace(e, device=str(device)) for e in init.manifest))

@@ -82,7 +82,8 @@ class Sender(Hub):
             tensors = self._checker.ordered(flat)
             for device in dict.fromkeys(targets):
                 manifest = tuple(dataclasses.replace(e, device=str(device)) for e in self._manifest)
-                group = self._pool.add_group(device, layout.slot_nbytes(self._manifest, sources[0]), manifest)
+                group = self._pool.add_group(device, layout.slot_nbytes(self._manifest, sources[0]), manifest,
+                                             torch.device(sources[0]))
                 group.slots[0].write(tensors)
                 self._pool.publish(group, group.slots[0], 0)
             self._peers.extend(self._new_peer(i, self._pool.groups[targets[i]]) for i in range(num_workers))

@@ -7,11 +7,17 @@ a read-only file descriptor that travels beside the message (WIRE-4, SEC-4). A C
 allocation shared through CUDA IPC; its handle is the IPC tuple, plus an
 interprocess event recorded after each write, which a receiver's stream
 waits on before it reads: publication is stream-ordered, with no device-wide
-synchronize (CUDA-2).
+synchronize (CUDA-2), and the device travels by UUID (CUDA-1).
+
+A CUDA slot's `ipc` array (CUDA-5): the eight values of torch's `_share_cuda_()`
+(device index, allocation handle, size, offset, reference-count handle and offset,
+torch's event handle and whether to wait on it), the slot event's handle, and the
+device's UUID.
 """
 
 from __future__ import annotations
 
+import os
 import weakref
 from collections.abc import Sequence
 
@@ -21,9 +27,62 @@ from . import layout, shm
 from .messages import Entry, SlotInfo
 from .protocol import free_slot
 
-# CUDA slots of senders in this process, by IPC handle: a process cannot open its
-# own IPC handles, so a receiver in the sender's process looks here first.
+# CUDA slots of senders in this process, by (IPC handle, offset): a process cannot open
+# its own IPC handles, so a receiver in the sender's process looks here first. The handle
+# names the allocator's whole segment, which small slots share; the offset tells them apart.
 _LOCAL_CUDA: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+#: Where a CUDA slot's values sit in its `ipc` array.
+_SHARE, _EVENT, _UUID = slice(0, 8), 8, 9
+
+
+def ipc_key(ipc: Sequence) -> tuple:
+    """What identifies a CUDA slot's bytes among the slots of one process: the segment's handle and the offset in it."""
+    share = ipc[_SHARE]
+    return share[1], share[3]
+
+
+def device_uuid(device: torch.device) -> str:
+    return str(torch.cuda.get_device_properties(device).uuid)
+
+
+def local_index(uuid: str, index: int, visible: Sequence[str]) -> int:
+    """The index, among the devices this process sees, of the sender's device (CUDA-1).
+
+    By UUID when the sender named one, since CUDA_VISIBLE_DEVICES may hide or reorder
+    devices per process; by the sender's index only when it did not.
+    """
+    if not uuid:
+        return index
+    if uuid in visible:
+        return visible.index(uuid)
+    raise ValueError(f"no CUDA device visible here has the slot's UUID {uuid} (CUDA-7): this process sees "
+                     f"{len(visible)} device(s); check CUDA_VISIBLE_DEVICES")
+
+
+def _visible_uuids() -> list[str]:
+    return [device_uuid(torch.device("cuda", i)) for i in range(torch.cuda.device_count())]
+
+
+def _expandable_segments() -> bool:
+    conf = ",".join(os.environ.get(k, "") for k in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"))
+    return "expandable_segments:true" in conf.replace(" ", "").lower()
+
+
+def _allocate_shareable(nbytes: int, device: torch.device) -> torch.Tensor:
+    """Zeroed bytes in a plain cudaMalloc segment, so that their IPC handle is a classic one.
+
+    With expandable segments, torch shares memory through file descriptors that a
+    receiver fetches with pidfd_getfd, which many containers refuse; slots are
+    allocated with that setting off, and it is restored at once.
+    """
+    toggle = _expandable_segments() and hasattr(torch.cuda.memory, "_set_allocator_settings")
+    if toggle:
+        torch.cuda.memory._set_allocator_settings("expandable_segments:False")
+    try:
+        return torch.zeros(nbytes, dtype=torch.uint8, device=device)
+    finally:
+        if toggle:
+            torch.cuda.memory._set_allocator_settings("expandable_segments:True")
 
 
 class Slot:
@@ -56,10 +115,10 @@ class Slot:
 
 
 class CpuSlot(Slot):
-    def __init__(self, sid, device, nbytes, manifest):
+    def __init__(self, sid, device, nbytes, manifest, source=None):
         super().__init__(sid, device, nbytes, manifest)
         self.buffer = shm.SealedBuffer(nbytes, name=f"weightsync-slot{sid}")
-        self._packer = layout.Packer(self.buffer.tensor, manifest)
+        self._packer = layout.Packer(self.buffer.tensor, manifest, source)
         self.views = self._packer.views
 
     def handles(self) -> tuple[int, ...]:
@@ -69,7 +128,7 @@ class CpuSlot(Slot):
         self._packer.write(tensors)
 
     def write_buffer(self, buffer: torch.Tensor, tensors: list[torch.Tensor]) -> None:
-        if buffer.device.type == "cpu" and buffer.numel() == self.nbytes:
+        if buffer.numel() == self.nbytes:  # one copy, from any device: the layouts are the same
             self.buffer.tensor.copy_(buffer)
         else:
             self.write([t.detach() for t in tensors])
@@ -95,12 +154,14 @@ class CudaSlot(Slot):
 
     def __init__(self, sid: int, device: torch.device, nbytes: int, manifest: Sequence[Entry]):
         super().__init__(sid, device, nbytes, manifest)
-        self.tensor: torch.Tensor | None = torch.zeros(nbytes, dtype=torch.uint8, device=device)  # None once closed
         self.event = torch.cuda.Event(interprocess=True)
-        self.event.record(torch.cuda.current_stream(device))
+        side = self._stream()
+        with torch.cuda.stream(side):  # the zero fill and every write on one stream: writes follow the fill
+            self.tensor: torch.Tensor | None = _allocate_shareable(nbytes, device)  # None once closed
+            self.event.record(side)
         self.views = layout.views(self.tensor, manifest)
         self._holder: _CudaHolder | None = _CudaHolder(self.tensor, self.event)
-        self._handle: bytes | None = None
+        self._uuid = device_uuid(device)
 
     def _stream(self) -> torch.cuda.Stream:
         if self.device not in CudaSlot._streams:
@@ -111,9 +172,9 @@ class CudaSlot(Slot):
         # A fresh share per receiver: each carries its own IPC reference count.
         assert self.tensor is not None, "a closed sender describes no slot"
         share = self.tensor.untyped_storage()._share_cuda_()
-        self._handle = share[1]
-        _LOCAL_CUDA[share[1]] = self._holder
-        return SlotInfo(self.id, str(self.device), self.nbytes, (*share, self.event.ipc_handle()))
+        ipc = (*share, self.event.ipc_handle(), self._uuid)
+        _LOCAL_CUDA[ipc_key(ipc)] = self._holder
+        return SlotInfo(self.id, str(self.device), self.nbytes, ipc)
 
     def write(self, tensors: list[torch.Tensor]) -> None:
         """Copies on a side stream ordered after the producers of `tensors`, then records the event."""
@@ -135,18 +196,21 @@ class CudaSlot(Slot):
         self._holder = None
 
 
-def make_slot(sid: int, device: torch.device, nbytes: int, manifest) -> Slot:
-    cls = CudaSlot if device.type == "cuda" else CpuSlot
-    return cls(sid, device, nbytes, manifest)
+def make_slot(sid: int, device: torch.device, nbytes: int, manifest, source: torch.device | None = None) -> Slot:
+    """A slot on `device` for weights that live on `source` (by default the same device)."""
+    if device.type == "cuda":
+        return CudaSlot(sid, device, nbytes, manifest)
+    return CpuSlot(sid, device, nbytes, manifest, source)
 
 
 class Group:
     """The slots of one device; the receivers whose slot device it is read only these."""
 
-    def __init__(self, device: torch.device, nbytes: int, manifest):
+    def __init__(self, device: torch.device, nbytes: int, manifest, source: torch.device | None = None):
         self.device = device
         self.nbytes = nbytes
         self.manifest = manifest
+        self.source = source  # where the weights written into these slots live
         self.slots: list[Slot] = []
         self.latest: Slot | None = None
 
@@ -165,15 +229,15 @@ class SlotPool:
         self.groups: dict[torch.device, Group] = {}
         self._next_id = 0
 
-    def add_group(self, device: torch.device, nbytes: int, manifest) -> Group:
-        group = Group(device, nbytes, manifest)
+    def add_group(self, device: torch.device, nbytes: int, manifest, source: torch.device | None = None) -> Group:
+        group = Group(device, nbytes, manifest, source)
         self.groups[device] = group
         for _ in range(2):  # SLOT-1: at least two per device
             self._allocate(group)
         return group
 
     def _allocate(self, group: Group) -> Slot:
-        slot = make_slot(self._next_id, group.device, group.nbytes, group.manifest)
+        slot = make_slot(self._next_id, group.device, group.nbytes, group.manifest, group.source)
         self._next_id += 1
         group.slots.append(slot)
         return slot
@@ -196,10 +260,13 @@ class SlotPool:
         group.latest = slot
 
     def close(self) -> None:
+        cuda = any(g.device.type == "cuda" for g in self.groups.values())
         for group in self.groups.values():
             for slot in group.slots:
                 slot.close()
             group.slots = []
+        if cuda:  # return the slots no receiver maps any more; the others once their last mapping goes (CUDA-4)
+            torch.cuda.ipc_collect()
 
 
 class Mapped:
@@ -229,12 +296,18 @@ def map_slot(info: SlotInfo, fd: int | None) -> Mapped:
         if fd is None:
             raise ValueError(f"CPU slot {info.slot} lists an ipc handle: no descriptor came for it to map (WIRE-4)")
         return Mapped(shm.map_readonly(fd, info.nbytes))
-    device = torch.device(info.device)
-    share, event_handle = info.ipc[:-1], info.ipc[-1]
-    local = _LOCAL_CUDA.get(share[1])
-    if local is not None:
-        return Mapped(local.tensor, local.event, local)
     torch.cuda._lazy_init()
+    share, event_handle = list(info.ipc[_SHARE]), info.ipc[_EVENT]
+    uuid = info.ipc[_UUID] if len(info.ipc) > _UUID else ""  # a 1.1 sender names no UUID
+    device = torch.device("cuda", local_index(uuid, torch.device(info.device).index or 0, _visible_uuids()))
+    local = _LOCAL_CUDA.get(ipc_key(info.ipc))
+    if local is not None:
+        # The share counted one more reader of the allocation; this one reads it directly and
+        # holds it through `local`, so that count is returned now (else the memory stays
+        # reserved after close() and torch warns at exit) (CUDA-4, CUDA-5).
+        torch.UntypedStorage._release_ipc_counter(share[4], share[5], device=device)
+        return Mapped(local.tensor, local.event, local)
+    share[0] = device.index
     storage = torch.UntypedStorage._new_shared_cuda(*share)
     tensor = torch.empty(0, dtype=torch.uint8, device=device).set_(storage, 0, (info.nbytes,), (1,))
     event = torch.cuda.Event.from_ipc_handle(device, event_handle)

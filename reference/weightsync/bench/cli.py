@@ -50,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-reps", type=int, help="most timed sends per case")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch intra-op threads of the sending process (default 1; receivers use 1)")
+    parser.add_argument("--devices", help="comma-separated subset of cpu and cuda (default: cpu, and cuda when present)")
     parser.add_argument("--no-network", action="store_true",
                         help="leave out the network profile's cases (TCP and gloo next to a raw gloo transfer)")
 
@@ -57,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def argv_shown(args: argparse.Namespace) -> list[str]:
     """The options of this run as typed, --out left out (it says where, not what)."""
     out = (["--quick"] if args.quick else []) + (["--no-network"] if args.no_network else [])
-    for name in ("sizes", "receivers", "layouts", "systems", "budget", "max_reps", "threads"):
+    for name in ("sizes", "receivers", "layouts", "systems", "devices", "budget", "max_reps", "threads"):
         value = getattr(args, name)
         if value is not None and not (name == "threads" and value == 1):
             out.append(f"--{name.replace('_', '-')} {value}")
@@ -149,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
     use_queue = systems is None or "queue" in systems
     use_torchrl = (systems is None or "torchrl" in systems) and torchrl_version() is not None
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    if args.devices:
+        devices = [d for d in devices if d in {s.strip() for s in args.devices.split(",")}]
     cuda_ok = cuda_supported()
     budget, lo, hi = cfg["budget"], cfg["min_reps"], cfg["max_reps"]
     out = Path(args.out)

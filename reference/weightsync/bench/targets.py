@@ -61,11 +61,11 @@ def _tensors(layout: str, packed: bool) -> Callable[[dict], Found]:
     return value
 
 
-def _large(params: int) -> Callable[[dict], Found]:
-    """Push zero-copy over one copy plus the pipe, 6 tensors to 4 receivers; pull zero-copy beside it."""
+def _large(params: int, device: str = "cpu") -> Callable[[dict], Found]:
+    """Push zero-copy over one copy (on `device`) plus the pipe, 6 tensors to 4 receivers; pull zero-copy beside it."""
 
     def value(idx: dict) -> Found:
-        key = ("cpu", params, "few", 4)
+        key = (device, params, "few", 4)
         copy, pipe = idx.get((*key, "copy")), idx.get((*key, "pipe"))
         push, pull = idx.get((*key, "weightsync push zero-copy")), idx.get((*key, "weightsync pull zero-copy"))
         if push is None or copy is None or pipe is None:
@@ -117,6 +117,8 @@ TARGETS = [
            "weightsync push zero-copy"),
     Target("large model (1e8 params, 4 receivers) send p50 / (copy + pipe)", 1.15, _large(100_000_000),
            "weightsync push zero-copy"),
+    Target("CUDA large model (1e8 params, 4 receivers) send p50 / (device-to-device copy + pipe)", 1.3,
+           _large(100_000_000, "cuda"), "weightsync push zero-copy, slots on the weights' GPU"),
     Target("descriptors the sender holds (500 tensors, 4 receivers)", 20, _descriptors,
            "max over sizes and variants, counted in /proc/self/fd"),
     Target("network (1e7 params) send p50 / raw gloo transfer", 1.2, _network(10_000_000),

@@ -1,0 +1,87 @@
+"""The parts of the CUDA path that need no GPU: which device a slot maps to, how a slot is
+found, what the packer gathers, and the read fence's no-op on CPU (CUDA-1, CUDA-5, CUDA-6, CUDA-7).
+The GPU side of each is in tests/test_cuda.py."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from weightsync import apply, layout, slots
+from weightsync.messages import Entry
+
+UUIDS = ["aaaaaaaa-0000-0000-0000-000000000000", "bbbbbbbb-0000-0000-0000-000000000000"]
+
+
+def test_a_slot_maps_on_the_device_with_its_uuid_whatever_its_index_here():
+    """CUDA-7: the sender's cuda:1 is this process's cuda:0 when only it is visible, or cuda:0 when reordered."""
+    assert slots.local_index(UUIDS[1], 1, UUIDS) == 1
+    assert slots.local_index(UUIDS[1], 1, UUIDS[1:]) == 0
+    assert slots.local_index(UUIDS[1], 1, list(reversed(UUIDS))) == 0
+    assert slots.local_index(UUIDS[0], 0, list(reversed(UUIDS))) == 1
+
+
+def test_a_slot_without_uuid_falls_back_to_the_index():
+    """CUDA-7: a 1.1 sender names no UUID."""
+    assert slots.local_index("", 1, UUIDS[1:]) == 1
+
+
+def test_a_uuid_nobody_here_has_is_refused_not_guessed():
+    """CUDA-7: never map by index a slot whose UUID this process cannot see."""
+    with pytest.raises(ValueError, match="CUDA-7"):
+        slots.local_index(UUIDS[0], 0, UUIDS[1:])
+    with pytest.raises(ValueError, match="CUDA_VISIBLE_DEVICES"):
+        slots.local_index(UUIDS[0], 0, [])
+
+
+def _ipc(handle: bytes, offset: int, uuid: str = UUIDS[0]) -> tuple:
+    # torch's _share_cuda_(): device, handle, size, offset, ref-count handle, ref-count offset, event, sync
+    return (0, handle, 4096, offset, b"ref", 0, b"ev", False, b"slot-event", uuid)
+
+
+def test_slots_in_one_segment_are_told_apart_by_offset():
+    """CUDA-5: small slots share the segment's IPC handle; (handle, offset) is what names a slot."""
+    assert slots.ipc_key(_ipc(b"seg", 0)) != slots.ipc_key(_ipc(b"seg", 4096))
+    assert slots.ipc_key(_ipc(b"seg", 512)) == slots.ipc_key(_ipc(b"seg", 512, UUIDS[1]))
+
+
+def test_the_packer_gathers_only_when_the_weights_live_on_the_buffers_device():
+    """CUDA-1: CUDA weights bound for a CPU slot are copied array by array (_chunk_cat wants one device)."""
+    flat = {"w": torch.zeros(16, 16), "b": torch.zeros(16), "v": torch.zeros(16, 16)}
+    manifest = layout.make_manifest(flat)
+    buffer = torch.zeros(layout.slot_nbytes(manifest, "cpu"), dtype=torch.uint8)
+    assert layout.Packer(buffer, manifest).runs, "CPU weights into a CPU slot form runs"
+    assert layout.Packer(buffer, manifest, source="cpu").runs
+    packer = layout.Packer(buffer, manifest, source=torch.device("cuda", 0))
+    assert packer.runs == [] and len(packer._rest) == len(manifest)
+    assert not layout.gathers(torch.device("cpu"), torch.device("cuda", 0))
+    assert not layout.gathers(torch.device("cuda", 0), torch.device("cuda", 0))
+
+
+def test_a_cpu_slot_group_knows_where_its_weights_live():
+    """CUDA-1: the pool makes each CPU slot with the source device, so every slot it adds later packs alike."""
+    manifest = (Entry("w", "float32", (4,), "cpu", 0, 16), Entry("b", "float32", (4,), "cpu", 64, 16))
+    pool = slots.SlotPool(3)
+    try:
+        group = pool.add_group(torch.device("cpu"), 128, manifest, torch.device("cuda", 0))
+        pool.choose(group, {})  # a third slot, allocated later
+        assert all(s._packer.runs == [] for s in group.slots)
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("conf,on", [("expandable_segments:True", True), ("expandable_segments:False", False),
+                                     ("max_split_size_mb:64, expandable_segments : true", True), ("", False)])
+def test_expandable_segments_are_seen_in_the_allocator_settings(monkeypatch, conf, on):
+    """CUDA-4: slots are allocated with expandable segments off when the trainer turned them on."""
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", conf)
+    monkeypatch.delenv("PYTORCH_ALLOC_CONF", raising=False)
+    assert slots._expandable_segments() is on
+
+
+def test_the_read_fence_of_a_cpu_receiver_does_nothing():
+    """CUDA-6 concerns CUDA receivers only: a CPU receiver's reading() records nothing."""
+    fence = apply.ReadFence(torch.device("cpu"))
+    fence.record()
+    fence.wait()
+    assert fence._events == {}
