@@ -8,6 +8,7 @@ import importlib
 import os
 import threading
 import time
+import traceback
 
 import pytest
 import torch
@@ -79,23 +80,31 @@ def test_dead_receiver_and_close_release_device_memory(ws, pool, capfd):
 
 
 def in_process(ws, sender, **options):
-    """A receiver of `sender` in a thread of this process, connected (as in CUDA-5)."""
-    h, box = sender.handle(0), {}
+    """A receiver of `sender` in this process, connected from a thread (CUDA-5).
+
+    The receiver is made before sender.connect(): in one process the handle is the
+    sender's own copy of the receiver's end, which connect() closes.
+    """
+    r = ws.Receiver(sender.handle(0), **options)
+    box = {}
 
     def run():
         try:
-            r = ws.Receiver(h, **options)
             box["version"] = r.connect(tm.T)
-            box["receiver"] = r
         except Exception as e:  # noqa: BLE001
             box["error"] = e
 
     t = threading.Thread(target=run, daemon=True)
     t.start()
-    sender.connect(tm.T)
-    t.join(tm.T)
-    assert "error" not in box, f"CUDA-5 violated: a receiver in the sender's process failed: {box.get('error')!r}"
-    return box["receiver"]
+    try:
+        sender.connect(tm.T)
+    finally:  # the receiver's own error says more than the sender's view of it
+        t.join(tm.T)
+        if "error" in box:
+            e = box["error"]
+            tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))[-2500:]
+            raise AssertionError(f"CUDA-5 violated: a receiver in the sender's process failed: {e!r}\n{tb}")
+    return r
 
 
 #: GPU time a reader's kernel keeps its stream busy (about 0.15 s on an H100): far longer than an apply.
@@ -180,23 +189,7 @@ def test_a_receiver_finds_the_slot_device_by_uuid(ws):
 @pytest.mark.req("CUDA-5")
 def test_receiver_in_the_senders_process(ws):
     with ws.Sender(basic(0, "cuda:0"), 1, devices=["cuda:0"]) as s:
-        h = s.handle(0)
-        box = {}
-
-        def run():
-            try:
-                r = ws.Receiver(h)
-                box["version"] = r.connect(tm.T)
-                box["receiver"] = r
-            except Exception as e:  # noqa: BLE001
-                box["error"] = e
-
-        t = threading.Thread(target=run, daemon=True)
-        t.start()
-        s.connect(tm.T)
-        t.join(tm.T)
-        assert "error" not in box, f"CUDA-5 violated: a receiver in the sender's process failed: {box['error']!r}"
-        r = box["receiver"]
+        r = in_process(ws, s)
         s.send(basic(1, "cuda:0"), timeout=tm.T)
         with r.reading():
             got = describe(r.weights)

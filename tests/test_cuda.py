@@ -278,3 +278,29 @@ def test_large_cpu_source_arrives_bit_for_bit(local):
     sender.send(big, timeout=60)
     with r.reading():
         assert torch.equal(r.weights["w"].cpu(), big["w"])
+
+
+@pytest.mark.parametrize("source", ["cuda", "cpu"])
+def test_packed_weights_reach_a_cuda_slot_whole(local, source):
+    """API-8, CUDA-1, CUDA-2: a packed buffer, on the GPU or the CPU, is written into a CUDA slot as one copy."""
+    packed = ws.pack(on(source, pattern(MANIFEST, 0)))
+    sender, (r,) = local(packed, n=1, devices=["cuda"])
+    for v in (1, 2):
+        with torch.no_grad():
+            for name, new in on(source, pattern(MANIFEST, v)).items():
+                packed[name].copy_(new)
+        sender.send(packed, timeout=30)
+        assert_holds_cpu(r, pattern(MANIFEST, v), v)
+
+
+def test_closed_zero_copy_receiver_keeps_its_weights_and_lets_the_slot_go(local):
+    """CUDA-4, LIFE-5: close() gives a zero-copy receiver copies of its version; the slots may then be reused."""
+    sender, (r, _) = local(on("cuda", pattern(MANIFEST, 0)), n=2, zero_copy=True)
+    sender.send(on("cuda", pattern(MANIFEST, 1)), timeout=30)
+    r.close()
+    weights = dict(r.weights)
+    for v in range(2, 6):  # every slot is rewritten; the closed receiver's copies must not change
+        sender.send(on("cuda", pattern(MANIFEST, v)), workers=[1], timeout=30)
+    for name, t in pattern(MANIFEST, 1).items():
+        got = weights[name].cpu().reshape(-1).view(torch.uint8)
+        assert torch.equal(got, t.reshape(-1).view(torch.uint8)), name

@@ -149,7 +149,10 @@ class ZeroCopy(Strategy):
 
         A target tensor the caller pointed elsewhere is left alone: what it holds is the caller's.
         """
+        self.fence.wait()  # the readers' kernels on the views end before the mapping goes (CUDA-3)
         own = [v.clone() for v in self._views]
+        for device in {v.device for v in own if v.is_cuda}:
+            torch.cuda.current_stream(device).synchronize()  # and so do the copies
         if self.target is not None:
             with torch.no_grad():
                 flat = layout.flatten(self.target, detach=False)

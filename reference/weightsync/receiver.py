@@ -41,6 +41,10 @@ from .transport import Handle
 log = logging.getLogger("weightsync")
 
 
+_CLOSED_HANDLE = ("handle({}) is closed; ask the sender for a new one (LIFE-2). In the sender's own process, make the "
+                  "Receiver before sender.connect(): the handle is the sender's copy, which connect() closes")
+
+
 class Receiver:
     """Holds one version of the sender's weights in `target` (or in tensors of its own).
 
@@ -63,11 +67,14 @@ class Receiver:
             self._url = handle
         elif isinstance(handle, Handle):
             if handle.closed:
-                raise LocalProtocolError(f"handle({handle.receiver}) is closed; ask the sender for a new one (LIFE-2)")
+                raise LocalProtocolError(_CLOSED_HANDLE.format(handle.receiver))
             self.id = handle.receiver
             # Our own descriptor: the handle's may be the sender's copy when both live in
             # one process, and the sender closes that one at connect.
-            sock = handle.conn.dup()
+            try:
+                sock = handle.conn.dup()
+            except OSError:  # closed after the check above: the sender connected meanwhile
+                raise LocalProtocolError(_CLOSED_HANDLE.format(handle.receiver)) from None
             handle.conn.close()
             self._channel = transport.Channel(sock, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER,
                                               takes_handles=True)
@@ -289,8 +296,7 @@ class Receiver:
                 self._channel.close()
             os.close(self._wake_r)
             os.close(self._wake_w)
-            if not self.zero_copy:
-                self._views.clear()
+            self._views.clear()  # the slot views: zero-copy weights are own copies now (detach)
             for mapped in self._mapped.values():
                 mapped.close()
             self._mapped.clear()

@@ -17,6 +17,7 @@ device's UUID.
 
 from __future__ import annotations
 
+import collections
 import os
 import weakref
 from collections.abc import Sequence
@@ -31,6 +32,10 @@ from .protocol import free_slot
 # its own IPC handles, so a receiver in the sender's process looks here first. The handle
 # names the allocator's whole segment, which small slots share; the offset tells them apart.
 _LOCAL_CUDA: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# A receiver may still wait on a slot's event after the sender closed (an apply of a
+# version sent just before close()), and using an imported event whose exporter has
+# destroyed it is undefined behaviour: the newest retired events outlive their slots.
+_RETIRED_EVENTS: collections.deque = collections.deque(maxlen=1024)
 #: Where a CUDA slot's values sit in its `ipc` array.
 _SHARE, _EVENT, _UUID = slice(0, 8), 8, 9
 
@@ -177,15 +182,32 @@ class CudaSlot(Slot):
         return SlotInfo(self.id, str(self.device), self.nbytes, ipc)
 
     def write(self, tensors: list[torch.Tensor]) -> None:
-        """Copies on a side stream ordered after the producers of `tensors`, then records the event."""
+        self._copy(self.views, tensors)
+
+    def write_buffer(self, buffer: torch.Tensor, tensors: list[torch.Tensor]) -> None:
+        if buffer.numel() == self.nbytes:  # one copy, from any device: the layouts are the same (API-8)
+            assert self.tensor is not None, "a closed sender writes no slot"
+            self._copy([self.tensor], [buffer.detach()])
+        else:
+            self.write([t.detach() for t in tensors])
+
+    def _copy(self, dst: list[torch.Tensor], src: list[torch.Tensor]) -> None:
+        """Copies on a side stream ordered after the producers of `src`, then records the event (CUDA-2).
+
+        The streams that produce `src` then wait for the copy, so the trainer's next writes
+        to its tensors, and any reuse of their memory by the allocator (which happens on
+        those streams), follow the read: no record_stream is needed. The side stream comes
+        from torch's pool and may be one the trainer also uses; that adds ordering, never
+        removes any.
+        """
         side = self._stream()
-        sources = {t.device for t in tensors if t.is_cuda}
+        sources = {t.device for t in src if t.is_cuda}
         for dev in sources:
             side.wait_stream(torch.cuda.current_stream(dev))
         with torch.no_grad(), torch.cuda.stream(side):
-            torch._foreach_copy_(self.views, tensors, non_blocking=True)
+            torch._foreach_copy_(dst, src, non_blocking=True)
             self.event.record(side)
-        for dev in sources:  # the caller's next writes to its tensors wait for this read
+        for dev in sources:
             torch.cuda.current_stream(dev).wait_stream(side)
         if not sources:
             side.synchronize()  # a CPU source may change as soon as we return
@@ -194,6 +216,7 @@ class CudaSlot(Slot):
         super().close()
         self.tensor = None
         self._holder = None
+        _RETIRED_EVENTS.append(self.event)
 
 
 def make_slot(sid: int, device: torch.device, nbytes: int, manifest, source: torch.device | None = None) -> Slot:
