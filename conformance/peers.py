@@ -73,6 +73,22 @@ def padded(msg: dict, size: int) -> bytes:
     raise ValueError(f"cannot pad {msg['type']} to {size} bytes")
 
 
+#: Legal MessagePack that no known field may hold, as raw bytes: a map with integer keys, maps keyed by a map,
+#: by an array, by nil and by a float, and application extension types (fixext and ext 8).
+ODD_VALUES = (b"\x82\x01\x02\xa1k\x03", b"\x81\x81\x01\x02\x03", b"\x81\x92\x01\x02\x03", b"\x81\xc0\x01",
+              b"\x81\xcb" + bytes(8) + b"\x01", b"\xd4\x7f\x00", b"\xc7\x03\x05abc")
+
+
+def with_odd_fields(msg: dict) -> bytes:
+    """`msg`'s payload plus unknown fields holding ODD_VALUES, one each and all in one array (WIRE-3: ignored,
+    whatever they hold). Built by hand: no encoder writes a map keyed by a map."""
+    base = pack(msg)
+    assert 0x80 <= base[0] < 0x80 + 16 - len(ODD_VALUES) - 1, "a small map (fixmap) is extended"
+    extra = b"".join(pack(f"x-odd-{i}") + v for i, v in enumerate(ODD_VALUES))
+    extra += pack("x-odd-all") + bytes([0x90 + len(ODD_VALUES)]) + b"".join(ODD_VALUES)
+    return bytes([base[0] + len(ODD_VALUES) + 1]) + base[1:] + extra
+
+
 def canonical(payload: bytes) -> bytes:
     """The payload re-encoded in canonical form: `type` first, Table 12-1's order, records likewise (WIRE-5)."""
     obj = msgpack.unpackb(payload, raw=False, strict_map_key=True)

@@ -123,3 +123,38 @@ def test_slot_devices_that_cannot_be_had_are_refused(ws):
         except Exception as e:  # noqa: BLE001
             raise AssertionError(f"API-1 violated: devices={devices} raised {type(e).__name__}: {e}, not ValueError") from None
         raise AssertionError(f"API-1 violated: devices={devices} was accepted on this machine")
+
+
+def _uncarriable(case: str) -> dict:
+    if case == "a lone surrogate in a name":
+        return {"w\ud800": torch.zeros(2)}
+    if case == "a name of 4,097 bytes":
+        return {"é" * 2048 + "x": torch.zeros(2)}
+    if case == "a dtype Table 12-2 does not define":
+        if not hasattr(torch, "float8_e4m3fn"):
+            pytest.skip("this torch has no float8 dtype")
+        return {"w": torch.zeros(2, dtype=torch.float8_e4m3fn)}
+    return {"w": torch.zeros([1] * 65)}
+
+
+@pytest.mark.req("SEC-7")
+@pytest.mark.parametrize("case", ["a lone surrogate in a name", "a name of 4,097 bytes",
+                                  "a dtype Table 12-2 does not define", "65 dimensions"])
+def test_weights_the_wire_cannot_carry_are_refused_at_once(ws, case):
+    """Sender() (and pack(), where declared) raises ValueError for weights the wire cannot carry, instead of
+    failing later on the wire or in a receiver."""
+    weights = _uncarriable(case)
+    makers = [("Sender()", lambda: ws.Sender(weights, 1))]
+    if "pack" in ws.CAPABILITIES:
+        makers.append(("pack()", lambda: ws.pack(weights)))
+    for what, make in makers:
+        try:
+            made = make()
+        except ValueError:
+            continue
+        except Exception as e:  # noqa: BLE001
+            raise AssertionError(f"SEC-7 violated: {what} with {case} raised {type(e).__name__}: {e}, "
+                                 "not ValueError") from None
+        if hasattr(made, "close"):
+            made.close()
+        raise AssertionError(f"SEC-7 violated: {what} accepted weights with {case}")

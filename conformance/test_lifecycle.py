@@ -345,3 +345,102 @@ def test_illegal_receiver_calls_raise_protocol_error(rigs):
     rig.send_async(basic(1))
     rig.polled(0, 1, "CONS-3")
     rig.check()
+
+
+# ---- LIFE-9: an interrupt at any line ----------------------------------------------------------------
+
+#: Lines of the implementation's calls at which an interrupt is raised, spread evenly over all of them
+#: (tests/test_interrupts.py in the reference raises at every line; this keeps the suite quick).
+INTERRUPT_POINTS = 24
+
+
+def _interrupted(package_dir: str, n: int | None, body) -> int:
+    """Runs body, raising KeyboardInterrupt at the n-th line the implementation executes in this thread
+    (never when n is None); returns how many of its lines ran."""
+    import sys
+
+    count = [0]
+
+    def local(frame, event, arg):
+        if event == "line":
+            count[0] += 1
+            if count[0] == n:
+                raise KeyboardInterrupt
+        return local
+
+    sys.settrace(lambda frame, event, arg: local if frame.f_code.co_filename.startswith(package_dir) else None)
+    try:
+        body()
+    except KeyboardInterrupt:
+        pass
+    except body.ws.WeightSyncError:  # a failure the interrupt caused on the other side is not this test's
+        pass
+    finally:
+        sys.settrace(None)
+    return count[0]
+
+
+def _scenario(ws, side: str):
+    s = ws.Sender(S.distinct_weights(S.BASIC_SPEC, 0), 1)
+    r = ws.Receiver(s.handle(0), mode="pull" if side == "receiver" else "push")
+    if side == "sender":
+        threading.Thread(target=lambda: _quietly(ws, r.connect, tm.T), daemon=True).start()
+
+        def body():
+            s.connect(tm.T)
+            s.send(S.distinct_weights(S.BASIC_SPEC, 1), timeout=tm.T)
+            s.send_async(S.distinct_weights(S.BASIC_SPEC, 2), timeout=tm.T).wait(tm.T)
+            s.close()
+    else:
+        def trainer():
+            s.connect(tm.T)
+            for k in (1, 2):
+                s.send_async(S.distinct_weights(S.BASIC_SPEC, k), timeout=tm.T)
+
+        threading.Thread(target=lambda: _quietly(ws, trainer), daemon=True).start()
+
+        def body():
+            r.connect(tm.T)
+            for _ in range(2):
+                r.poll(timeout=tm.SHORT)
+                with r.reading():
+                    dict(r.weights)
+            r.close()
+    body.ws = ws
+    return s, r, body
+
+
+def _quietly(ws, fn, *args):
+    try:
+        fn(*args)
+    except ws.WeightSyncError:
+        pass
+
+
+@pytest.mark.req("LIFE-9", "LIFE-4", "LIFE-5")
+@pytest.mark.parametrize("side", ["sender", "receiver"])
+def test_an_interrupt_at_any_line_leaves_close_bounded(ws, side):
+    """KeyboardInterrupt raised at lines spread over the implementation's calls (its package, in this
+    thread): close() of both ends then returns within the reaction bound, and the closed sender refuses
+    a new call at once with ClosedError."""
+    import os
+
+    package_dir = os.path.dirname(ws.__file__)
+    s, r, body = _scenario(ws, side)
+    total = _interrupted(package_dir, None, body)
+    for end in (r, s):
+        bounded(end.close, limit=tm.REACTION + tm.SLACK, what="close() after a run without interrupts")
+    if total < 2:
+        pytest.skip("the implementation ran no Python lines here: nothing to interrupt")
+    points = sorted({1 + (total - 1) * i // (INTERRUPT_POINTS - 1) for i in range(INTERRUPT_POINTS)})
+    for n in points:
+        s, r, body = _scenario(ws, side)
+        _interrupted(package_dir, n, body)
+        for what, end in (("receiver", r), ("sender", s)):
+            try:
+                bounded(end.close, limit=tm.REACTION + tm.SLACK, what=f"the {what}'s close()")
+            except HarnessError as e:
+                raise AssertionError(f"LIFE-9 violated: after a KeyboardInterrupt at line {n} of {total} of the "
+                                     f"{side}'s calls, {e}") from None
+        expect_error(ws, "ClosedError", s.handle, 0, ids="LIFE-9", limit=tm.SLACK,
+                     what=f"handle(0) on a sender closed after an interrupt at line {n} of {total}")

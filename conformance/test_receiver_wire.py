@@ -23,7 +23,19 @@ import time
 import pytest
 
 from . import timing as tm
-from .peers import ITEMSIZE, MAX_TO_RECEIVER, PeerClosed, ScriptedSender, frame, init, layout, pack, padded, slotinfo
+from .peers import (
+    ITEMSIZE,
+    MAX_TO_RECEIVER,
+    PeerClosed,
+    ScriptedSender,
+    frame,
+    init,
+    layout,
+    pack,
+    padded,
+    slotinfo,
+    with_odd_fields,
+)
 from .verdict import HarnessError, TooSlow, in_time
 
 
@@ -366,6 +378,25 @@ def test_a_frame_of_exactly_the_bound_is_read(sender, subject):
     out = subject.finish()
     assert out["applied"] and out["applied"][-1] == (1, digest(v1)), (
         f"ACK-3 violated: after a Receive of exactly 64 MiB the receiver reports {out['applied']}"
+    )
+
+
+@pytest.mark.req("WIRE-3", "WIRE-6", "ACK-1")
+def test_unknown_fields_are_ignored_whatever_they_hold(sender, subject):
+    """A Receive with unknown fields holding any legal MessagePack (maps keyed by integers, by maps, by
+    arrays, extension types) is a legal frame: the receiver applies it and acks (WIRE-3)."""
+    v0 = arrays(0)
+    session, manifest, nbytes = _handshake(sender, subject, v0)
+    v1 = arrays(1)
+    fd1 = sender.slot(1, layout(v1)[1], nbytes)
+    receive = {"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, nbytes)]}
+    session.send_raw(frame(with_odd_fields(receive)), fds=[fd1])
+    ack, _ = _expect(session, "Ack", "WIRE-3")
+    assert (ack["version"], ack["status"]) == (1, "ok"), f"WIRE-3 violated: a Receive with odd unknown fields got {ack}"
+    session.send({"type": "Stop"})
+    out = subject.finish()
+    assert out["applied"] and out["applied"][-1] == (1, digest(v1)), (
+        f"ACK-3 violated: after a Receive with odd unknown fields the receiver reports {out['applied']}"
     )
 
 

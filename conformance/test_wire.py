@@ -39,6 +39,7 @@ from .peers import (
     pack,
     padded,
     ready,
+    with_odd_fields,
 )
 from .rig import check_receiver_error, expect_error, waited
 from .verdict import TooSlow, in_time
@@ -662,6 +663,47 @@ def test_a_frame_of_exactly_the_bound_is_read(ws, rigs, closing):
     waited(f, "WIRE-2", what=f"wait() answered by an Ack of exactly {MAX_TO_SENDER} bytes")
     rig.send(basic(2), workers=list(range(GOOD)))
     rig.check()
+
+
+@pytest.mark.req("WIRE-3", "WIRE-6", "SEND-1")
+@pytest.mark.needs("push")
+def test_unknown_fields_are_ignored_whatever_they_hold(ws, rigs, closing):
+    """An Ack with unknown fields holding any legal MessagePack (maps keyed by integers, by maps, by arrays,
+    extension types) is a legal frame: the send it answers returns its version (WIRE-3: an ignored key's
+    value is not checked)."""
+    rig, peer, k = scripted(rigs)
+    closing(peer)
+    f = rig.send_async(basic(1), workers=[k])
+    v = next_receive(peer, "SEND-1")["version"]
+    try:
+        peer.send_raw(frame(with_odd_fields(ack(k, v))))
+    except (BrokenPipeError, ConnectionResetError):
+        raise AssertionError("WIRE-3 violated: the sender cut a receiver off for values in unknown fields") from None
+    waited(f, "WIRE-3", what="wait() answered by an Ack whose unknown fields hold maps keyed by maps and ext types")
+    rig.send(basic(2), workers=list(range(GOOD)))
+    rig.check()
+
+
+@pytest.mark.req("LIFE-8")
+@pytest.mark.needs("push")
+def test_close_settles_every_pending_send(ws, rigs, closing):
+    """Two sends pending at close(): one whose Ack had reached the sender completes, one never answered
+    fails with ClosedError; both futures are done, and neither wait() waits."""
+    rig, peer, k = scripted(rigs)
+    closing(peer)
+    answered = rig.send_async(basic(1), workers=[k])
+    v1 = next_receive(peer, "SEND-1")["version"]
+    peer.send_raw(frame(pack(ack(k, v1))))  # reaches the sender's socket now; nobody has read it yet
+    silent = rig.send_async(basic(2), workers=[k])
+    next_receive(peer, "SEND-1")
+    bounded(rig.sender.close, limit=tm.REACTION + tm.SLACK, what="close() with two sends pending")
+    assert answered.done() and silent.done(), (
+        f"LIFE-8 violated: after close() done() is {answered.done()} for an acked send, {silent.done()} for an "
+        "unanswered one")
+    got = bounded(answered.wait, 0, limit=tm.SLACK, what="wait() of a send acked before close()")
+    assert got == v1, f"LIFE-8 violated: wait() of a send acked before close() gave {got!r}, not {v1}"
+    expect_error(ws, "ClosedError", silent.wait, 0, ids="LIFE-8", what="wait() of a send nobody answered before close()",
+                 limit=tm.SLACK)
 
 
 def _beat(peer, n: int, k: int, what: str) -> None:

@@ -10,7 +10,7 @@ from tensordict import TensorDict
 from torch import nn
 
 from weightsync import WeightsMismatchError
-from weightsync.layout import ALIGN, Checker, Packer, flatten, make_manifest, slot_nbytes, views
+from weightsync.layout import ALIGN, Checker, Packer, dtype_of, flatten, make_manifest, slot_nbytes, views
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64, torch.int8, torch.uint8, torch.bool]
 
@@ -124,3 +124,28 @@ def test_packer_gathers_back_to_back_arrays_in_one_run():
     packer.write(list(flat.values()))
     assert [float(v[0]) for v in packer.views[:500]] == [float(i) for i in range(500)]
     assert torch.equal(packer.views[-1], flat["half"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.text(alphabet=st.characters(blacklist_categories=()), max_size=40)
+       | st.text(alphabet=st.characters(blacklist_categories=()), min_size=1020, max_size=1100))
+def test_any_str_name_round_trips_on_the_wire_or_is_refused_at_once(name):
+    """SEC-7: a name is either refused by make_manifest with ValueError, or comes back from the wire the same."""
+    from weightsync import wire
+    from weightsync.messages import Init
+
+    try:
+        manifest = make_manifest({name: torch.zeros(2)})
+    except ValueError as e:
+        assert "SEC-7" in str(e)
+        return
+    init = Init("1.1", 0, manifest, (), 0, 0)
+    assert wire.decode(wire.payload(init), wire.FROM_SENDER).manifest[0].name == name
+
+
+@pytest.mark.parametrize("dtype", [d for d in ("float8_e4m3fn", "float8_e5m2", "complex32", "qint8", "bits8")
+                                   if hasattr(torch, d)])
+def test_dtypes_the_wire_does_not_define_are_refused_by_name(dtype):
+    """SEC-7: only Table 12-2's dtypes are sent; a receiver reads no other name either."""
+    with pytest.raises(WeightsMismatchError, match="unknown dtype"):
+        dtype_of(dtype)

@@ -186,3 +186,25 @@ def test_every_message_kind_has_a_vector():
     """WIRE-9: one vector at least for each message."""
     kinds = {payload["type"] for _, payload, _, _ in spec_vectors()}
     assert kinds == set(wire.SCHEMA)
+
+
+def test_unknown_fields_may_hold_any_messagepack_value():
+    """WIRE-3: an ignored key's value is not checked, whatever it holds; known fields' maps keep string keys."""
+    from conformance.peers import ODD_VALUES, with_odd_fields
+
+    ack = {"type": "Ack", "receiver": 0, "version": 3, "status": "ok", "detail": ""}
+    assert wire.decode(with_odd_fields(ack), wire.FROM_RECEIVER) == Ack(0, 3, "ok", "")
+    for odd in ODD_VALUES:  # each alone, as the whole value of the one unknown field
+        payload = bytes([0x86]) + msgpack.packb(ack)[1:] + msgpack.packb("x") + odd
+        assert wire.decode(payload, wire.FROM_RECEIVER) == Ack(0, 3, "ok", "")
+
+
+@pytest.mark.parametrize("payload,why", [
+    (bytes([0x82]) + msgpack.packb({"type": "Stop"})[1:] + b"\x01\x02", "a payload's map keys must be strings"),
+    (msgpack.packb({"type": "Receive", "version": 1, "slot": 0, "new_slots": [{1: 2}]}), "map keys must be strings"),
+    (b"\x81\x81\x01\x02\x03", "a payload must be a map"),
+])
+def test_known_maps_keep_string_keys(payload, why):
+    """WIRE-3: the payload and its records are maps whose keys are strings; only ignored values are free."""
+    with pytest.raises(RemoteProtocolError, match=why):
+        wire.decode(payload, wire.FROM_SENDER)

@@ -172,8 +172,15 @@ def _conform(v, kind, where: str):
     return v
 
 
+class _Opaque:
+    """A map keyed by a map: legal MessagePack that only an ignored field may hold (WIRE-3)."""
+
+
 def _pairs(pairs):
-    d = dict(pairs)
+    try:
+        d = dict(pairs)
+    except TypeError:  # an unhashable key
+        return _Opaque()
     if len(d) != len(pairs):
         raise ValueError("duplicate key in a map")
     return d

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 
 from .clock import Deadline
-from .errors import TIMEOUT, _ReceiversError, receivers_error
+from .errors import TIMEOUT, ClosedError, WeightSyncError, receivers_error
 from .messages import OK
 from .protocol import SettleWindow
 
@@ -29,6 +29,7 @@ class SendFuture:
         self.workers = list(workers)
         self._outcome: dict[int, tuple[str, str]] = {}  # worker -> (OK or a failure cause, detail)
         self._window = SettleWindow()  # opened by the first failure (SEND-7)
+        self._closed_on: list[int] | None = None  # the targets that had not answered when close() ran
 
     def done(self) -> bool:
         """True once every targeted receiver has answered (acked, failed or gone). Never blocks.
@@ -42,11 +43,20 @@ class SendFuture:
 
     def wait(self, timeout: float | None = None) -> int:
         """The version once every target acked it ok; else the error of SEND-2. May be called again."""
+        if self.complete:  # every answer is known (close() may have settled the rest): no need of the sender (LIFE-8)
+            error = self.error(timed_out=False)
+            if error is not None:
+                raise error
+            return self.version
         return self._wait(self, Deadline(timeout))
+
+    def close(self) -> None:
+        """The sender closed: targets that have not answered never will (LIFE-8)."""
+        self._closed_on = [w for w in self.workers if w not in self._outcome]
 
     @property
     def complete(self) -> bool:
-        return len(self._outcome) == len(self.workers)
+        return len(self._outcome) == len(self.workers) or self._closed_on is not None
 
     def settle(self, worker: int, cause: str, detail: str) -> None:
         """Records the first answer of `worker` (OK, or errors.ANSWERED_ERROR, VIOLATION, DIED)."""
@@ -60,8 +70,11 @@ class SendFuture:
         """When a wait should stop collecting answers and raise the failures it knows (SEND-7)."""
         return self._window.closes
 
-    def error(self, timed_out: bool) -> _ReceiversError | None:
+    def error(self, timed_out: bool) -> WeightSyncError | None:
         """The one error for what is known: every failed target and, once timed out, every silent one."""
+        if self._closed_on:
+            return ClosedError(f"the sender was closed before receiver(s) {self._closed_on} answered version "
+                               f"{self.version} (LIFE-8)")
         if self._window.closes is None and not timed_out:
             return None
         causes = {w: c for w, (c, _) in self._outcome.items() if c != OK}

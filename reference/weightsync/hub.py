@@ -120,13 +120,18 @@ class Hub:
 
     def _locked(self, deadline: Deadline, closing: bool = False) -> _Held:
         """Takes the lock within `deadline` (SyncTimeoutError otherwise); refuses a closed sender."""
+        if self._closed and not closing:  # also when a call left the lock held and close() went on without it
+            raise ClosedError("the sender is closed (LIFE-6)")
         left = deadline.left()
         if not self._mu.acquire(timeout=-1 if left is None else left):
             raise SyncTimeoutError([], None, hint="another thread held the sender past the timeout (API-7)")
-        if self._closed and not closing:
-            self._mu.release()
-            raise ClosedError("the sender is closed (LIFE-6)")
-        return _Held(self._mu)
+        try:
+            if self._closed and not closing:
+                raise ClosedError("the sender is closed (LIFE-6)")
+            return _Held(self._mu)
+        except BaseException:  # a KeyboardInterrupt here included: the lock is not left held (LIFE-9)
+            _unlock(self._mu)
+            raise
 
     @contextlib.contextmanager
     def _quiet(self, deadline: Deadline) -> Iterator[None]:
@@ -135,8 +140,10 @@ class Hub:
         For a change that closes a channel (drop()): a poller would otherwise wait on a
         closed descriptor. The polling caller is woken; until the block ends, callers wait.
         """
-        self._holds += 1
+        held = False
         try:
+            self._holds += 1
+            held = True
             while self._polling:
                 self._wake()
                 left = deadline.left()
@@ -145,8 +152,9 @@ class Hub:
                 self._cv.wait(left)
             yield
         finally:
-            self._holds -= 1
-            self._cv.notify_all()
+            if held:
+                self._holds -= 1
+            _notify(self._cv)
 
     def _wake(self) -> None:
         try:
@@ -176,14 +184,17 @@ class Hub:
             for ch in items:
                 by_fd[ch.fileno()] = ch
                 poller.register(ch.fileno(), transport._IN | (select.POLLOUT if ch.wants_write else 0))
-            self._polling = True
-            self._mu.release()
+            released = False
             try:
+                self._polling = True
+                self._mu.release()
+                released = True
                 events = poller.poll(millis(wait))
-            finally:
-                self._mu.acquire()
+            finally:  # whatever interrupted the poll (a KeyboardInterrupt too): the lock back, the flag down (LIFE-9)
+                if released:
+                    self._mu.acquire()
                 self._polling = False
-                self._cv.notify_all()
+                _notify(self._cv)
             if self._closed:
                 raise ClosedError("the sender was closed while this call waited (LIFE-6)")
             ready: list[Channel | Listener | None] = []
@@ -481,4 +492,20 @@ class _Held:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._mu.release()
+        _unlock(self._mu)
+
+
+def _notify(cv: threading.Condition) -> None:
+    """Wakes the callers that wait for the sender; without the lock (an interrupted wait lost it) there is none to wake."""
+    try:
+        cv.notify_all()
+    except RuntimeError:
+        log.debug("the sender's lock was not held to notify")
+
+
+def _unlock(mu: threading.Lock) -> None:
+    """Releases the sender's lock; one already released is left so (an interrupted wait gave it up) (LIFE-9)."""
+    try:
+        mu.release()
+    except RuntimeError:
+        log.debug("the sender's lock was already released")

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeAlias, TypeGuard
 import torch
 from torch import nn
 
+from . import limits
 from .errors import WeightsMismatchError
 from .messages import Entry
 
@@ -40,11 +41,37 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+#: The dtypes the wire defines (WIRE-8, Table 12-2), by their names on the wire.
+WIRE_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float16", "bfloat16", "float32", "float64", "complex64", "complex128")
+
+
 def dtype_of(name: str) -> torch.dtype:
-    dtype = getattr(torch, name, None)
+    dtype = getattr(torch, name, None) if name in WIRE_DTYPES else None
     if not isinstance(dtype, torch.dtype):
-        raise WeightsMismatchError(f"unknown dtype {name!r} in manifest")
+        raise WeightsMismatchError(f"unknown dtype {name!r:.40} in manifest: Table 12-2 defines {', '.join(WIRE_DTYPES)}")
     return dtype
+
+
+def check_carriable(name: object, t: torch.Tensor) -> None:
+    """Refuses, naming the entry, a weight the wire cannot carry (SEC-7): checked when the sender or
+    pack() is built, so that nothing fails later on the wire or in a receiver."""
+    if not isinstance(name, str):
+        raise ValueError(f"weight names must be str, got {name!r:.60} (SEC-7)")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError(f"weight name {name!r:.80} is not valid Unicode text (it holds a lone surrogate): "
+                         "the wire carries names as UTF-8 (SEC-7, WIRE-3)") from None
+    if size > limits.MAX_TEXT:
+        raise ValueError(f"weight name {name[:40]!r}... is {size} bytes of UTF-8; the wire carries at most "
+                         f"{limits.MAX_TEXT} (SEC-7, WIRE-3)")
+    if dtype_name(t.dtype) not in WIRE_DTYPES:
+        raise ValueError(f"weight {name!r:.80} has dtype {dtype_name(t.dtype)}, which the wire does not define "
+                         f"(SEC-7; WIRE-8's Table 12-2: {', '.join(WIRE_DTYPES)})")
+    if t.dim() > limits.MAX_DIMS:
+        raise ValueError(f"weight {name!r:.80} has {t.dim()} dimensions; the wire carries at most "
+                         f"{limits.MAX_DIMS} (SEC-7, WIRE-3)")
 
 
 def _tensordict_base() -> Any:
@@ -110,6 +137,7 @@ def make_manifest(flat: Mapping[str, torch.Tensor]) -> tuple[Entry, ...]:
     entries = []
     ends: dict[str, int] = {}
     for name, t in flat.items():
+        check_carriable(name, t)
         _check_tensor(name, t)
         device = str(t.device)
         nbytes = t.numel() * t.element_size()

@@ -246,9 +246,11 @@ class Receiver:
         if self._lock.reading_here():
             raise LocalProtocolError("poll() inside reading() would change the weights being read (CONS-3: it would break CONS-1)")
         left = deadline.left()
-        if not self._io.acquire(timeout=-1 if left is None else left):
-            raise SyncTimeoutError([self.id], None, hint="another thread is polling this receiver")
+        got_io = False
         try:
+            got_io = self._io.acquire(timeout=-1 if left is None else left)
+            if not got_io:
+                raise SyncTimeoutError([self.id], None, hint="another thread is polling this receiver")
             pending = self._pending
             if self.stopped or self._closing or pending is None:
                 return None
@@ -270,7 +272,8 @@ class Receiver:
                 return None
             status, detail = self._apply_released(msg, pending)
         finally:
-            self._io.release()
+            if got_io:
+                _unlock(self._io)
         if status != OK:
             raise ReceiverError([self.id], msg.version, {self.id: detail})
         return msg.version
@@ -282,13 +285,14 @@ class Receiver:
         self._closing = True
         os.write(self._wake_w, b"x")
         self._lock.wake()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=limits.CLOSE_WAIT)
+        bound = Deadline(limits.CLOSE_WAIT)  # one bound for every wait of close() (LIFE-5)
+        if self._thread is not None and self._thread.ident is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=bound.left())
             if self._thread.is_alive():  # pragma: no cover - only a stuck torch copy could do this
                 log.error("receiver %d: apply thread did not stop within %.0f s", self.id, limits.CLOSE_WAIT)
         if self._pending is not None:
             self._pending.close()
-        got_io = self._io.acquire(timeout=limits.CLOSE_WAIT)  # a poll() in another thread leaves its wait first
+        self._io.acquire(timeout=max(0.0, bound.left() or 0.0))  # a poll() elsewhere leaves its wait first
         try:
             if self._strategy is not None and self._version is not None:
                 self._strategy.detach()  # zero-copy: own copies before the sender may reuse the slot (LIFE-5)
@@ -302,8 +306,8 @@ class Receiver:
             self._mapped.clear()
             self._machine.close()
         finally:
-            if got_io:
-                self._io.release()
+            # Not taken in time: a poll() that an exception interrupted left it held (LIFE-9); free it for good.
+            _unlock(self._io)
 
     def __enter__(self) -> Receiver:
         return self
@@ -432,3 +436,11 @@ def _on_device(init: Init, slot: Mapped) -> Init:
     if device is None or device.type != "cuda" or all(e.device == str(device) for e in init.manifest):
         return init
     return dataclasses.replace(init, manifest=tuple(dataclasses.replace(e, device=str(device)) for e in init.manifest))
+
+
+def _unlock(lock: threading.Lock) -> None:
+    """Releases `lock`; one already released is left so (close() freed what an interrupted poll() held)."""
+    try:
+        lock.release()
+    except RuntimeError:
+        log.debug("receiver: the poll lock was already released")

@@ -14,6 +14,9 @@ from contextlib import contextmanager
 
 from .clock import Deadline
 
+#: How long wake() waits for the lock: held longer, it was left held by a block an exception interrupted.
+WAKE_WAIT = 1.0
+
 
 class Cancelled(Exception):
     """The wait for the write side was given up (the receiver is closing)."""
@@ -35,19 +38,20 @@ class ApplyLock:
     def read(self, deadline: Deadline):
         """The read side; TimeoutError when an apply keeps it past `deadline`."""
         depth = getattr(self._local, "depth", 0)
-        if depth == 0:
-            with self._cond:
-                if not self._cond.wait_for(lambda: not (self._writing or self._waiting), deadline.left()):
-                    raise TimeoutError("an apply held the weights past the timeout")
-                self._readers += 1
-        self._local.depth = depth + 1
+        entered = False  # counted among the readers: whatever interrupts this block (LIFE-9) uncounts it
         try:
+            if depth == 0:
+                with self._cond:
+                    if not self._cond.wait_for(lambda: not (self._writing or self._waiting), deadline.left()):
+                        raise TimeoutError("an apply held the weights past the timeout")
+                    self._readers += 1; entered = True  # noqa: E702 - one line: nothing can fall between them
+            self._local.depth = depth + 1
             yield
         finally:
             self._local.depth = depth
-            if depth == 0:
+            if entered:
                 with self._cond:
-                    self._readers -= 1
+                    self._readers -= 1; entered = False  # noqa: E702
                     self._cond.notify_all()
 
     def acquire_write(self, deadline: Deadline, cancelled=lambda: False) -> bool:
@@ -56,8 +60,9 @@ class ApplyLock:
         Raises Cancelled when `cancelled()` turns true while waiting (wake() re-checks it).
         """
         with self._cond:
-            self._waiting += 1
+            waiting = False
             try:
+                self._waiting += 1; waiting = True  # noqa: E702 - one line: nothing can fall between them
                 while self._readers or self._writing:
                     if cancelled():
                         raise Cancelled
@@ -67,7 +72,8 @@ class ApplyLock:
                 if cancelled():
                     raise Cancelled
             finally:
-                self._waiting -= 1
+                if waiting:
+                    self._waiting -= 1; waiting = False  # noqa: E702
                 if not self._writing:
                     self._cond.notify_all()  # readers held back by this writer may go on
             self._writing = True
@@ -79,6 +85,10 @@ class ApplyLock:
             self._cond.notify_all()
 
     def wake(self) -> None:
-        """Makes waiting writers re-check `cancelled`."""
-        with self._cond:
-            self._cond.notify_all()
+        """Makes waiting writers re-check `cancelled`; bounded, since close() calls it (LIFE-9): a lock that an
+        interrupted block left held leaves nobody waiting to wake."""
+        if self._cond.acquire(timeout=WAKE_WAIT):
+            try:
+                self._cond.notify_all()
+            finally:
+                self._cond.release()

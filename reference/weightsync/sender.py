@@ -20,11 +20,11 @@ from typing import TypeAlias
 
 import torch
 
-from . import layout, limits, netplane, transport
+from . import layout, limits, netplane, transport, wire
 from .clock import Deadline
 from .errors import LocalProtocolError, SyncTimeoutError, receivers_error
 from .future import RESTART_HINT, SendFuture
-from .hub import Hub, _Peer
+from .hub import Hub, _Held, _notify, _Peer, _unlock
 from .messages import PROTOCOL_VERSION, Entry, Init, Receive, Stop
 from .packing import Packed
 from .protocol import PeerState, SettleWindow, outbox_full, readers, unsendable
@@ -74,6 +74,7 @@ class Sender(Hub):
         max_slots = max_slots if max_slots is not None else num_workers + 2
         if max_slots < 2:
             raise ValueError("max_slots must be at least 2 (SLOT-1)")
+        _check_init_fits(self._manifest, max_slots)
         self._version = 0
         self._futures: dict[int, SendFuture] = {}
         self._store: netplane.Store | None = None  # the data plane's rendezvous, made at the first network join
@@ -219,14 +220,29 @@ class Sender(Hub):
     def close(self) -> None:
         """Stop every receiver and release every channel and slot; idempotent (LIFE-4).
 
-        A call waiting in another thread raises ClosedError.
+        A call waiting in another thread raises ClosedError. Every pending future is settled:
+        a version every target had acked completes, the rest fail with ClosedError (LIFE-8).
+        It returns within its bound even if a call interrupted by Ctrl-C left the lock held (LIFE-9).
         """
-        with self._locked(_FOREVER, closing=True):
+        if not self._mu.acquire(timeout=_CLOSE_LOCK_WAIT):
+            # Held past any real call's hold: left held by a call an exception interrupted
+            # (a KeyboardInterrupt), or stuck. Close without it, so close() stays bounded (LIFE-9).
+            log.error("sender close: the lock is held by no running call; closing without it")
+            self._close_unlocked()
+            return
+        with _Held(self._mu):
             if self._closed:
                 return
             self._closed = True
             self._wake()
-            self._cv.wait_for(lambda: not self._polling, timeout=limits.REACTION_BOUND)
+            self._cv.wait_for(lambda: not self._polling, timeout=_CLOSE_LOCK_WAIT)
+            try:
+                self._take_arrived()  # acks already here settle their versions before the rest fail (LIFE-8)
+            except Exception:  # noqa: BLE001 - close() goes on whatever a channel holds
+                log.debug("sender close: reading the last answers failed", exc_info=True)
+            for future in self._futures.values():
+                future.close()
+            self._futures.clear()
             for peer in self._peers:
                 m = peer.machine
                 if m.state in (PeerState.UNCONNECTED, PeerState.CONNECTING, PeerState.LIVE):
@@ -239,10 +255,33 @@ class Sender(Hub):
                 if peer.handle is not None:
                     peer.handle.conn.close()
             self._finalizer()
-            self._cv.notify_all()
+            _notify(self._cv)
             log.debug("sender closed at version %d", self._version)
         helper = self._helper
-        if helper is not None and helper is not threading.current_thread():
+        if helper is not None and helper.ident is not None and helper is not threading.current_thread():
+            helper.join(limits.REACTION_BOUND)
+
+    def _close_unlocked(self) -> None:
+        """close() without the lock: only after a call left it held (LIFE-9); releases what the finalizer does."""
+        if self._closed and not self._finalizer.alive:  # closed already; the lock was left held on the way out
+            _unlock(self._mu)
+            return
+        self._closed = True
+        self._wake()
+        for peer in self._peers:
+            if peer.machine.state in (PeerState.UNCONNECTED, PeerState.CONNECTING, PeerState.LIVE):
+                try:
+                    if peer.channel is not None:
+                        peer.channel.send(Stop())
+                except (transport.ChannelClosed, OSError, ValueError):
+                    pass
+        for future in list(self._futures.values()):
+            future.close()
+        self._futures.clear()
+        self._finalizer()
+        _unlock(self._mu)  # the call that held it is gone: later calls find it free, and the sender closed
+        helper = self._helper
+        if helper is not None and helper.ident is not None and helper is not threading.current_thread():
             helper.join(limits.REACTION_BOUND)
 
     def __enter__(self) -> Sender:
@@ -429,6 +468,21 @@ class Sender(Hub):
     def _wait(self, future: SendFuture, deadline: Deadline) -> int:
         with self._locked(deadline):
             return self._await(future, deadline)
+
+#: How long close() waits for the lock, and for a polling call to let go, before it closes without them:
+#: a running call holds the lock for moments (it gives it up to wait), so a longer hold is a lock left held.
+_CLOSE_LOCK_WAIT = 2.0
+#: Room for one slot's SlotInfo in an Init, a CUDA slot's IPC handles included.
+_SLOTINFO_ROOM = 1024
+
+
+def _check_init_fits(manifest: tuple[Entry, ...], max_slots: int) -> None:
+    """Refuses at once a manifest whose Init could not fit in one frame (SEC-7, WIRE-2)."""
+    size = len(wire.payload(Init(PROTOCOL_VERSION, 0, manifest, (), 0, 0))) + max_slots * _SLOTINFO_ROOM
+    if size > limits.MAX_TO_RECEIVER:
+        raise ValueError(f"{len(manifest)} tensors make an Init of about {size} bytes, over the frame bound of "
+                         f"{limits.MAX_TO_RECEIVER} (SEC-7, WIRE-2): merge small tensors into fewer")
+
 
 def _slot_devices(devices: Sequence[DeviceLike] | Callable[[int], DeviceLike] | None, n: int,
                   source: torch.device) -> list[torch.device]:

@@ -151,6 +151,8 @@ _BY_CLASS = {cls: (name, fields) for name, (cls, fields) in SCHEMA.items()}
 def _build(cls, fields, obj, what):
     if type(obj) is not dict:
         raise _violation(f"{what} must be a map, got {type(obj).__name__}", "WIRE-3")
+    if not all(type(k) is str for k in obj):
+        raise _violation(f"{what}'s map keys must be strings", "WIRE-3")
     values = {}
     for name, check, *default in fields:
         if name in obj:
@@ -210,12 +212,12 @@ def decode(data: bytes, allowed: tuple[type, ...]) -> object:
     """
     try:
         obj = msgpack.unpackb(data, raw=False, use_list=False, strict_map_key=True)
-    except RemoteProtocolError:
-        raise
-    except Exception as e:  # noqa: BLE001 - any decoding failure is the peer's violation
-        raise _violation(f"undecodable payload ({type(e).__name__}: {str(e)[:100]})", "WIRE-3") from None
+    except Exception:  # noqa: BLE001 - maybe a legal value inside an ignored field: decode leniently
+        obj = _lenient(data)
     if type(obj) is not dict:
         raise _violation(f"a payload must be a map, got {type(obj).__name__}", "WIRE-3")
+    if not all(type(k) is str for k in obj):
+        raise _violation("a payload's map keys must be strings", "WIRE-3")
     fast = _fast(obj, allowed)
     if fast is not None:
         return fast
@@ -226,6 +228,37 @@ def decode(data: bytes, allowed: tuple[type, ...]) -> object:
     if cls not in allowed:
         raise _violation(f"{kind} does not travel in this direction", "MSG-3")
     return _build(cls, fields, obj, kind)
+
+
+class _Opaque:
+    """A map no Python dict can hold (a key that is itself a map): only an ignored field may hold one."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<map with unhashable keys>"
+
+
+_OPAQUE = _Opaque()
+
+
+def _pairs(pairs):
+    try:
+        return dict(pairs)
+    except TypeError:  # an unhashable key
+        return _OPAQUE
+
+
+def _lenient(data: bytes) -> object:
+    """Decodes any MessagePack value: maps with keys of any type (WIRE-3 leaves ignored fields unchecked).
+
+    The first decode refuses non-string map keys, which only the known fields must have;
+    this one builds whatever it can, and the checks of the known fields do the rest.
+    """
+    try:
+        return msgpack.unpackb(data, raw=False, use_list=False, strict_map_key=False, object_pairs_hook=_pairs)
+    except Exception as e:  # noqa: BLE001 - any decoding failure is the peer's violation
+        raise _violation(f"undecodable payload ({type(e).__name__}: {str(e)[:100]})", "WIRE-3") from None
 
 
 def _fast(obj: dict, allowed) -> object | None:
