@@ -260,3 +260,45 @@ def test_handles_keep_working_beside_urls(ws, rigs):
     rig.connect([1], handles={1: handle})
     rig.send(basic(2))
     rig.check()
+
+
+GOOD_SECRET = "ab" * 32
+MALFORMED_URLS = {
+    "port out of range": f"tcp://127.0.0.1:70000?receiver=0&secret={GOOD_SECRET}",
+    "port 0": f"tcp://127.0.0.1:0?receiver=0&secret={GOOD_SECRET}",
+    "port not decimal": f"tcp://127.0.0.1:+80?receiver=0&secret={GOOD_SECRET}",
+    "IPv6 without brackets": f"tcp://::1:5000?receiver=0&secret={GOOD_SECRET}",
+    "host with a space": f"tcp://bad host:5000?receiver=0&secret={GOOD_SECRET}",
+    "id with a sign": f"unix:@ws-x?receiver=+1&secret={GOOD_SECRET}",
+    "id with spaces": f"unix:@ws-x?receiver=%201&secret={GOOD_SECRET}",
+    "id with leading zeros": f"unix:@ws-x?receiver=007&secret={GOOD_SECRET}",
+    "id past 2**63": f"unix:@ws-x?receiver={2**63}&secret={GOOD_SECRET}",
+    "non-ASCII digits": f"unix:@ws-x?receiver=\u0663&secret={GOOD_SECRET}",
+    "secret with a space": f"unix:@ws-x?receiver=0&secret={'ab' * 31}%20ab",
+    "secret too short": f"unix:@ws-x?receiver=0&secret={'ab' * 31}",
+    "secret twice": f"unix:@ws-x?receiver=0&secret={GOOD_SECRET}&secret={GOOD_SECRET}",
+    "no id": f"unix:@ws-x?secret={GOOD_SECRET}",
+    "path longer than a socket's": f"unix:/{'p' * 120}?receiver=0&secret={GOOD_SECRET}",
+    "abstract name longer than a socket's": f"unix:@{'n' * 120}?receiver=0&secret={GOOD_SECRET}",
+    "NUL in a name": f"unix:@ws%00x?receiver=0&secret={GOOD_SECRET}",
+    "no address": f"?receiver=0&secret={GOOD_SECRET}",
+}
+
+
+@pytest.mark.req("RDV-1")
+@pytest.mark.parametrize("case", sorted(MALFORMED_URLS))
+def test_a_malformed_url_is_refused_at_once(ws, case):
+    """Receiver(url) raises ValueError for a URL outside RDV-1's grammar, at once, before any I/O."""
+    url = MALFORMED_URLS[case]
+    t0 = time.monotonic()
+    try:
+        r = ws.Receiver(url)
+    except ValueError:
+        in_time(time.monotonic() - t0 <= tm.SLACK, f"RDV-1 violated: refusing a URL with {case} took too long")
+        return
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"RDV-1 violated: Receiver(url) with {case} raised {type(e).__name__}: {e}, "
+                             "not ValueError") from None
+    r.close()
+    raise AssertionError(f"RDV-1 violated: Receiver(url) accepted a URL with {case}: {url[:100]!r}")
+

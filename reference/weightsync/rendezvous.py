@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import socket
 import stat
@@ -55,26 +56,58 @@ class Address:
         return self.sockaddr if self.kind == "unix" and isinstance(self.sockaddr, str) else None
 
 
-def parse_address(text: str) -> Address:
+#: RDV-1's grammar, piece by piece: ids and ports in canonical decimal, secrets in hex, host names.
+_DECIMAL = re.compile(r"0|[1-9][0-9]*")
+_SECRET = re.compile(f"[0-9a-fA-F]{{{2 * limits.SECRET_BYTES}}}")
+_HOSTNAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+#: The longest socket path or abstract name, in bytes (sun_path holds 108, one of them the final NUL).
+MAX_SOCKET_NAME = 107
+MAX_PORT = 65535
+
+
+def _socket_name(text: str, what: str) -> str:
+    name = unquote(text, errors="strict")
+    if not name:
+        raise ValueError(f"a Unix address needs a {what}: 'unix:{'@' if what == 'name' else ''}{what.upper()}' (RDV-1)")
+    if "\0" in name:
+        raise ValueError(f"a Unix socket {what} cannot hold a NUL byte (RDV-1)")
+    if len(name.encode("utf-8", "surrogateescape")) > MAX_SOCKET_NAME:
+        raise ValueError(f"a Unix socket {what} holds at most {MAX_SOCKET_NAME} bytes, got "
+                         f"{len(name.encode('utf-8', 'surrogateescape'))} (RDV-1)")
+    return name
+
+
+def _host(host: str, text: str) -> tuple[int, str]:
+    """The socket family and host of a TCP address: an IPv4 address, a host name, or an IPv6 address in []."""
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            socket.inet_pton(socket.AF_INET6, host[1:-1])
+        except OSError:
+            raise ValueError(f"{text!r}: {host} is not an IPv6 address (RDV-1)") from None
+        return socket.AF_INET6, host[1:-1]
+    if len(host) <= 253 and _HOSTNAME.fullmatch(host):
+        return socket.AF_INET, host
+    raise ValueError(f"{text!r}: the host must be a name, an IPv4 address or an IPv6 address in [] (RDV-1)")
+
+
+def parse_address(text: str, *, listening: bool = True) -> Address:
+    """An address as RDV-1 writes it, or ValueError saying what is wrong; port 0 only where one listens."""
     if not isinstance(text, str):
         raise ValueError(f"an address is a string such as 'unix:/path', 'unix:@name' or 'tcp://host:port', not {text!r}")
     if text.startswith("unix:@"):
-        name = unquote(text[len("unix:@"):])
-        if not name:
-            raise ValueError("an abstract Unix address needs a name: 'unix:@NAME'")
+        name = _socket_name(text[len("unix:@"):], "name")
         return Address("abstract", socket.AF_UNIX, "\0" + name, "unix:@" + _escape(name))
     if text.startswith("unix:"):
-        path = unquote(text[len("unix:"):])
-        if not path:
-            raise ValueError("a Unix address needs a path: 'unix:PATH'")
+        path = _socket_name(text[len("unix:"):], "path")
         return Address("unix", socket.AF_UNIX, path, "unix:" + _escape(path))
     if text.startswith("tcp://"):
         host, sep, port = text[len("tcp://"):].rpartition(":")
-        if not sep or not port.isdigit() or not host:
-            raise ValueError(f"a TCP address is 'tcp://HOST:PORT', got {text!r}")
-        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        return Address("tcp", family, (host, int(port)), text)
+        if not sep or not host or not _DECIMAL.fullmatch(port):
+            raise ValueError(f"a TCP address is 'tcp://HOST:PORT' with a decimal port, got {text!r} (RDV-1)")
+        if int(port) > MAX_PORT or (int(port) == 0 and not listening):
+            raise ValueError(f"{text!r}: the port must be in [{0 if listening else 1}, {MAX_PORT}] (RDV-1)")
+        family, name = _host(host, text)
+        return Address("tcp", family, (name, int(port)), text)
     raise ValueError(f"unknown address {text!r}: use 'unix:PATH', 'unix:@NAME' or 'tcp://HOST:PORT' (RDV-1)")
 
 
@@ -84,18 +117,25 @@ def _escape(text: str) -> str:
 
 
 def parse_url(url: str) -> tuple[Address, int, bytes]:
-    """(address, receiver id, secret) from a URL that `sender.url(i)` made (RDV-1)."""
+    """(address, receiver id, secret) from a URL that `sender.url(i)` made, or ValueError with the reason (RDV-1)."""
+    if not isinstance(url, str):
+        raise ValueError(f"a receiver URL is a string, not {type(url).__name__}")
     head, sep, query = url.partition("?")
-    fields = parse_qs(query, strict_parsing=False) if sep else {}
     try:
-        (rid,), (secret,) = fields["receiver"], fields["secret"]
-        rid_value = int(rid)
-        secret_bytes = bytes.fromhex(secret)
-    except (KeyError, ValueError):
-        raise ValueError(f"{url!r} is not a receiver URL: expected ADDRESS?receiver=ID&secret=HEX (RDV-1)") from None
-    if rid_value < 0 or len(secret_bytes) != limits.SECRET_BYTES:
-        raise ValueError(f"{url!r}: the receiver id must be >= 0 and the secret 64 hex digits (RDV-1)")
-    return parse_address(head), rid_value, secret_bytes
+        fields = parse_qs(query, keep_blank_values=True, strict_parsing=True, errors="strict") if sep else {}
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError(f"{url[:200]!r}: the query is not NAME=VALUE pairs joined by & (RDV-1)") from None
+    for name in ("receiver", "secret"):
+        if len(fields.get(name, ())) != 1:
+            raise ValueError(f"{url[:200]!r} is not a receiver URL: expected ADDRESS?receiver=ID&secret=HEX, "
+                             f"with {name} exactly once (RDV-1)")
+    (rid,), (secret,) = fields["receiver"], fields["secret"]
+    if not _DECIMAL.fullmatch(rid) or int(rid) > limits.INT_MAX:
+        raise ValueError(f"{url[:200]!r}: the receiver id must be a decimal integer in [0, 2**63) without "
+                         "leading zeros (RDV-1)")
+    if not _SECRET.fullmatch(secret):
+        raise ValueError(f"{url[:200]!r}: the secret must be {2 * limits.SECRET_BYTES} hex digits (RDV-1)")
+    return parse_address(head, listening=False), int(rid), bytes.fromhex(secret)
 
 
 def secret_for(master: bytes, rid: int) -> bytes:
