@@ -706,6 +706,46 @@ def test_close_settles_every_pending_send(ws, rigs, closing):
                  limit=tm.SLACK)
 
 
+@pytest.mark.req("SEC-8", "SEC-5")
+@pytest.mark.needs("push")
+def test_a_heartbeat_flood_starves_no_other_receiver(ws, rigs, closing):
+    """One receiver writes Heartbeats without pause, from another process so that the
+    flood costs this one nothing; 20 sends to the other receivers then take at most ten times what 20 took
+    before the flood, plus a short grace (SEC-8: legal frames from one peer starve no other). The flooder
+    may be cut off as a violation; how it ends is not this test's."""
+    import signal
+
+    rig, peer, k = scripted(rigs)
+    closing(peer)
+    good = list(range(GOOD))
+
+    def twenty(first: int) -> float:
+        t0 = time.monotonic()
+        for v in range(first, first + 20):
+            rig.send(basic(v), workers=good, timeout=tm.REACTION)
+        return time.monotonic() - t0
+
+    quiet = twenty(1)
+    beats = frame(pack({"type": "Heartbeat"})) * 256
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child only writes
+        try:
+            while True:  # until killed, or until the sender cuts the channel
+                peer.sock.sendall(beats)
+        finally:
+            os._exit(0)
+    try:
+        time.sleep(0.05)  # the flood has begun
+        flooded = twenty(21)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    in_time(flooded <= 10 * quiet + tm.SHORT,
+            f"SEC-8 violated: while receiver {k} flooded Heartbeats, 20 sends to the others took {flooded:.3f} s "
+            f"against {quiet:.3f} s before")
+    rig.check()
+
+
 def _beat(peer, n: int, k: int, what: str) -> None:
     """n Heartbeats from the scripted receiver, each its own write; a channel cut on an earlier one is MSG-4's."""
     try:

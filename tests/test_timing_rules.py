@@ -212,3 +212,23 @@ def test_a_sender_refuses_times_it_cannot_keep():
 
     with pytest.raises(ValueError, match="API-10"):
         ws.Sender({"w": torch.zeros(2)}, 1, lease=1.0, heartbeat=1.0)
+
+
+def test_heartbeats_are_budgeted_per_channel():
+    """SEC-8: a burst of 64 Heartbeats passes, the 65th at the same instant is a violation; the budget refills
+    at 64 a second, so one a second (NET-4's pace) never runs out."""
+    from weightsync.errors import RemoteProtocolError
+    from weightsync.protocol import HeartbeatBudget
+
+    budget = HeartbeatBudget(0.0)
+    for _ in range(64):
+        budget.spend(0.0)
+    with pytest.raises(RemoteProtocolError, match="SEC-8"):
+        budget.spend(0.0)
+    budget = HeartbeatBudget(0.0)
+    for _ in range(64):
+        budget.spend(0.0)
+    budget.spend(1 / 64 + 1e-9)  # refilled by one
+    steady = HeartbeatBudget(0.0)
+    for second in range(1000):
+        steady.spend(float(second))

@@ -35,6 +35,11 @@ INT_MAX = 2**63 - 1
 #: How long a peer may take to finish a frame it has started (WIRE-7): the reaction bound.
 FRAME_BOUND = REACTION_BOUND
 
+#: Heartbeats a peer may send (the only frames it sends unasked): a burst of this many, refilled at this
+#: many a second; more is a violation (SEC-8), so one peer's legal-looking flood cannot starve the others.
+HEARTBEAT_BURST = 64
+HEARTBEAT_RATE = 64.0
+
 # ---- rendezvous (section 14) ----
 
 #: How long a joiner has to answer Hello with Join (RDV-6): the reaction bound.

@@ -430,6 +430,27 @@ class FrameTimer:
                                    event="recv frame", requirement="WIRE-7")
 
 
+class HeartbeatBudget:
+    """SEC-8 for one channel: a token bucket of Heartbeats, the frames a peer sends unasked.
+
+    Every other frame answers something (an Ack a Receive, Ready an Init), so the rest of a
+    peer's traffic is already bounded by what it was sent; Heartbeats alone could flood.
+    """
+
+    def __init__(self, now: float, burst: int = limits.HEARTBEAT_BURST, rate: float = limits.HEARTBEAT_RATE):
+        self.burst, self.rate = burst, rate
+        self.tokens, self.at = float(burst), now
+
+    def spend(self, now: float) -> None:
+        """One Heartbeat arrived; RemoteProtocolError (SEC-8) once the peer sent more than the budget."""
+        self.tokens = min(float(self.burst), self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1.0:
+            raise RemoteProtocolError(f"more than {self.burst} Heartbeats at once, or {self.rate:g} a second",
+                                      event="recv frame", requirement="SEC-8")
+        self.tokens -= 1.0
+
+
 class Liveness:
     """NET-4 for one channel: say Heartbeat after `heartbeat` seconds of silence, give up after `lease` of the peer's."""
 

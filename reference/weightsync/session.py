@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from . import wire
 from .errors import RemoteProtocolError
 from .messages import Heartbeat, handle_count
-from .protocol import FrameTimer, Liveness, PeerMachine, ReceiverMachine, Settled
+from .protocol import FrameTimer, HeartbeatBudget, Liveness, PeerMachine, ReceiverMachine, Settled
 
 # Events are plain slotted records: one is made per message on the hot path, and a frozen
 # dataclass costs several times as much to build.
@@ -71,6 +71,7 @@ class Session:
         self.eof = False
         self.machine: PeerMachine | ReceiverMachine | None = None
         self.liveness: Liveness | None = None
+        self._beats: HeartbeatBudget | None = None  # SEC-8, from the first Heartbeat on
         self._settles = False  # the machine is the sender's view of a receiver: answers settle versions
 
     def attach(self, machine: PeerMachine | ReceiverMachine, liveness: Liveness | None = None) -> None:
@@ -120,6 +121,10 @@ class Session:
                                       requirement="WIRE-4")
         if self.liveness is not None:
             self.liveness.hear(now)  # any frame counts, Heartbeat included (MSG-4)
+        if type(msg) is Heartbeat:
+            if self._beats is None:
+                self._beats = HeartbeatBudget(now)
+            self._beats.spend(now)
         return msg, fds
 
     def next_event(self, now: float) -> Event | None:
