@@ -328,7 +328,7 @@ class ScriptedSender:
 
     _count = 0
 
-    def __init__(self, welcome: str = "good", protocol: str = "1.1"):
+    def __init__(self, welcome: str = "good", protocol: str = "1.1", hello_size: int | None = None):
         ScriptedSender._count += 1
         self.name = f"conformance-{os.getpid()}-{ScriptedSender._count}"
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -337,6 +337,7 @@ class ScriptedSender:
         self.master = os.urandom(32)
         self.welcome = welcome
         self.protocol = protocol
+        self.hello_size = hello_size
         self.buffers: dict[int, tuple[int, int]] = {}  # slot id -> (read-write fd, read-only fd)
 
     def secret(self, rid: int) -> bytes:
@@ -356,7 +357,11 @@ class ScriptedSender:
         conn, _ = self.sock.accept()
         s = WireSocket(conn, MAX_TO_SENDER)
         nonce = os.urandom(32)
-        s.send({"type": "Hello", "protocol": self.protocol, "nonce": nonce})
+        hello = {"type": "Hello", "protocol": self.protocol, "nonce": nonce}
+        if self.hello_size is not None:  # a Hello padded with an unknown field, as a squatter might send
+            s.send_raw(frame(padded(hello, self.hello_size)))
+            return s
+        s.send(hello)
         if self.protocol.split(".")[0] != "1":  # a joiner of another major sends no Join (RDV-3)
             return s
         join, _ = s.expect("Join", bound)

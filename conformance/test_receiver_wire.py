@@ -265,6 +265,22 @@ def test_a_sender_that_cannot_prove_the_secret_gets_nothing(subject):
         impostor.close()
 
 
+@pytest.mark.req("RDV-9")
+def test_a_large_frame_before_any_proof_ends_the_join(subject):
+    """A squatter's Hello of 16 KiB (legal in form, padded with an unknown field): before the sender proved
+    the secret the receiver reads no frame over 8 KiB, so it sends no Join and closes the connection."""
+    squatter = ScriptedSender(hello_size=16 * 1024)
+    try:
+        subject.start(squatter.url(0))
+        session = squatter.accept(start_bound())
+        _closes(session, "a Hello of 16 KiB before any proof", rule="RDV-9")
+        assert not [m for m in session.frames_in if b"Join" in m[:12]], (
+            "RDV-9 violated: the receiver answered a 16 KiB Hello with Join")
+        subject.finish()
+    finally:
+        squatter.close()
+
+
 @pytest.mark.req("INIT-2", "RDV-3")
 def test_a_hello_of_another_major_gets_no_join(subject):
     other = ScriptedSender(protocol="2.0")

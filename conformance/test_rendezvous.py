@@ -19,7 +19,7 @@ import pytest
 from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
-from .peers import Joiner, ack, ready
+from .peers import Joiner, ack, frame, padded, ready
 from .rig import expect_error, waited
 from .verdict import TooSlow, in_time
 
@@ -301,4 +301,23 @@ def test_a_malformed_url_is_refused_at_once(ws, case):
                              "not ValueError") from None
     r.close()
     raise AssertionError(f"RDV-1 violated: Receiver(url) accepted a URL with {case}: {url[:100]!r}")
+
+
+@pytest.mark.req("RDV-9", "RDV-6")
+def test_a_large_frame_before_any_proof_is_not_read(ws, rigs, closing):
+    """A joiner that knows no secret sends a 16 KiB frame (a Join padded with an unknown field): the sender
+    reads no frame over 8 KiB before the proof, so it closes that connection and answers nothing; the
+    receivers that joined before are unaffected."""
+    rig = rigs(basic(0), 2, connect=[0], listen=True)
+    squatter = Joiner(rig.sender.url(1), secret=bytes(32))
+    closing(squatter)
+    join = {"type": "Join", "receiver": 1, "nonce": bytes(32), "proof": bytes(32)}
+    squatter.send_raw(frame(padded(join, 16 * 1024)))
+    rig.send(basic(1), workers=[0])  # the sender serves its channels meanwhile
+    in_time(squatter.closed_by_peer(tm.REACTION + tm.SLACK),
+            "RDV-9 violated: the sender kept a connection open after a 16 KiB frame before any proof")
+    answered = bytes(squatter._buf)  # what came after Hello (read and kept by closed_by_peer)
+    assert not answered, (f"RDV-9 violated: the sender read a 16 KiB frame before any proof and answered it: "
+                          f"{answered[:40]!r}")
+    rig.check()
 

@@ -179,3 +179,64 @@ def test_a_wrong_secret_is_refused(workers):
         workers.append(w)
         line = w.until(lambda line: line[:1] == ["error"])
         assert line[1] == "RefusedError:" and not w.applied
+
+
+def test_this_torch_still_writes_the_key_a_lane_waits_for():
+    """netplane.RANK_KEY is a private name of torch's gloo rendezvous: a two-rank group built here must write it."""
+    import datetime
+    import secrets
+
+    import torch.distributed as dist
+
+    from weightsync import netplane
+
+    store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False,
+                          timeout=datetime.timedelta(seconds=30))
+    prefix, groups = secrets.token_hex(8), {}
+
+    def build(rank: int) -> None:
+        groups[rank] = netplane._group(netplane._client("127.0.0.1", store.port, 30), prefix, rank, "127.0.0.1", 30)
+
+    receiver = threading.Thread(target=build, args=(1,))
+    receiver.start()
+    keys = dist.PrefixStore(prefix, store)
+    deadline = time.monotonic() + 30
+    while not keys.check([netplane.RANK_KEY]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert keys.check([netplane.RANK_KEY]), f"torch's gloo no longer writes {netplane.RANK_KEY!r} for rank 1"
+    build(0)  # the sender's side, now that the receiver's began
+    receiver.join(30)
+    assert set(groups) == {0, 1}
+
+
+ABANDON = """
+import datetime, sys, time, torch, torch.distributed as dist
+sys.path.insert(0, {root!r})
+import weightsync as ws
+from conformance.peers import Joiner
+s = ws.Sender({{"w": torch.zeros(16)}}, 1, listen="tcp://127.0.0.1:0")
+j = Joiner(s.url(0))
+assert j.join().get("type") == "Welcome"
+plane = j.recv(10)[0]["data_plane"]
+host, _, port = plane["store"].rpartition(":")
+store = dist.TCPStore(host, int(port), is_master=False, wait_for_workers=False, timeout=datetime.timedelta(seconds=5))
+dist.PrefixStore(plane["prefix"], store).set("joined", "1")  # says it builds its side, and never does
+del store
+j.sock.close()
+time.sleep({pause})
+{close}
+print("exiting", flush=True)
+"""
+
+
+@pytest.mark.processes
+@pytest.mark.parametrize("close", [True, False], ids=["closed", "not-closed"])
+def test_a_join_abandoned_after_its_joined_key_lets_the_trainer_exit_cleanly(close):
+    """NET-5, LIFE-9: a joiner that sets its `joined` key and leaves never puts the trainer inside gloo's group
+    constructor, which aborts the process (SIGABRT) when the store goes away at close() or at exit."""
+    root = str(Path(__file__).resolve().parent.parent)
+    for pause in (0.5, 1.5, 3.0):
+        script = ABANDON.format(root=root, pause=pause, close="s.close()" if close else "")
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "PYTHONPATH": f"{root}/reference:{root}"})
+        assert out.returncode == 0 and "exiting" in out.stdout, (pause, out.returncode, out.stderr[-1500:])

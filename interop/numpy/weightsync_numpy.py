@@ -57,6 +57,7 @@ PROTOCOL_VERSION = "1.1"
 CAPABILITIES = frozenset({"push", "pull", "zero_copy", "rendezvous"})
 REACTION = 10.0                       # the spec's reaction bound, seconds
 MAX_IN, MAX_OUT, MAX_STR = 64 << 20, 1 << 16, 4096   # WIRE-2, WIRE-3
+MAX_BEFORE_PROOF = 8 << 10   # RDV-9: what a join reads before the sender proved the secret
 DTYPES = {"bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
           "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
           "float16": np.float16, "bfloat16": np.uint16, "float32": np.float32, "float64": np.float64,
@@ -217,6 +218,7 @@ class _Channel:
         self.sock, self.wake = sock, wake
         sock.setblocking(False)
         self.hdr, self.body, self.got, self.t0, self.fds = bytearray(4), None, 0, None, []
+        self.limit = MAX_BEFORE_PROOF   # raised to MAX_IN once the sender proved the secret (RDV-9)
 
     def _wait(self, events: int, until: float | None) -> bool:
         p = select.poll(); p.register(self.sock, events); p.register(self.wake, select.POLLIN)
@@ -253,7 +255,7 @@ class _Channel:
             self.got += n
             if self.body is None and self.got == 4:
                 size, self.got = struct.unpack(">I", self.hdr)[0], 0
-                if not 0 < size <= MAX_IN:
+                if not 0 < size <= self.limit:
                     self.drop(); raise _bad("WIRE-1" if size == 0 else "WIRE-2", f"frame length {size}")
                 self.body = bytearray(size)
             elif self.body is not None and self.got == len(self.body):
@@ -439,6 +441,7 @@ class Receiver:
             raise _bad("RDV-3", f"{kind} where Welcome or Refuse was expected", f"recv {kind}")
         if not hmac.compare_digest(reply["proof"], mac(b"weightsync-welcome")):
             raise _bad("RDV-7", "Welcome's proof is wrong: this is not the sender the URL names", "recv Welcome")
+        self._ch.limit = MAX_IN   # the sender proved the secret: WIRE-2's bound from now on (RDV-9)
 
     def _on_init(self, msg: dict) -> int:
         version = msg["version"]

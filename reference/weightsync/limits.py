@@ -44,6 +44,9 @@ HEARTBEAT_RATE = 64.0
 
 #: How long a joiner has to answer Hello with Join (RDV-6): the reaction bound.
 JOIN_BOUND = REACTION_BOUND
+#: The largest frame either side of a join accepts before the other has proved the secret (RDV-9): Hello,
+#: Join, Welcome and Refuse (a detail of at most 4,096 bytes) fit; a squatter gets no more than this read.
+MAX_BEFORE_PROOF = 8 * 1024
 #: Joins under way at once; one more drops the oldest (RDV-6, the reference's choice).
 MAX_PENDING_JOINS = 64
 #: The size of each side's challenge (RDV-3) and of a receiver's secret (RDV-1, RDV-2).

@@ -30,6 +30,12 @@ BACKEND = "gloo"
 JOINED = "joined"
 #: How often the sender looks for that key.
 JOIN_POLL = 0.02
+#: The key gloo's rendezvous sets for rank 1 (the receiver) under the group's prefix, for the first device,
+#: once the receiver has begun to build its side. The sender builds its own only after it, so that a
+#: receiver that set JOINED and left never holds the sender inside gloo's constructor, which cannot be
+#: interrupted and aborts the process if its store goes away meanwhile. A private name of torch's, so a
+#: test (tests/test_network.py) builds a real group and checks that this torch still writes it.
+RANK_KEY = "0/1"
 
 
 def _ms(seconds: float) -> int:
@@ -115,13 +121,20 @@ class Lane:
         return _client(self._store.host, self._store.port, timeout)
 
     def _joined(self, keys: dist.Store, timeout: float) -> bool:
-        """Whether the receiver set its `joined` key; False once the lane is closed. Never blocks on the store."""
+        """Whether the receiver set its `joined` key, then began its side of the group; False once the lane is
+        closed. Never blocks on the store."""
         deadline = time.monotonic() + timeout
         while not keys.check([JOINED]):
             if self._stop.wait(JOIN_POLL):
                 return False  # closed before the receiver joined: nothing was started that must be waited out
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the receiver did not join the data plane within {timeout:.0f} s (NET-5)")
+        while not keys.check([RANK_KEY]):
+            if self._stop.wait(JOIN_POLL):
+                return False
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the receiver did not build its side of the data plane within {timeout:.0f} s "
+                                   "(NET-5)")
         return True
 
     def _run(self) -> None:

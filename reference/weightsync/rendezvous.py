@@ -233,7 +233,7 @@ class Listener:
                 return
             if len(self.pending) >= limits.MAX_PENDING_JOINS:  # RDV-6: a flood costs nothing more; the oldest join goes
                 self.pending.pop(0).channel.close()
-            ch = Channel(conn, allowed=wire.FROM_JOINER, max_in=wire.MAX_TO_SENDER)
+            ch = Channel(conn, allowed=wire.FROM_JOINER, max_in=limits.MAX_BEFORE_PROOF)  # RDV-9
             joiner = _Joiner(ch, secrets.token_bytes(limits.NONCE_BYTES), time.monotonic() + limits.JOIN_BOUND,
                              JoinMachine(listener=True))
             try:
@@ -273,6 +273,7 @@ class Listener:
             ch.close()
             return False
         ch.allowed = wire.FROM_RECEIVER
+        ch.session.allow_frames(wire.MAX_TO_SENDER)
         return join.receiver, ch
 
     def _valid(self, secret: bytes, j: _Joiner, join: Join) -> bool:
@@ -320,11 +321,13 @@ def dial(url: str, deadline: Deadline) -> tuple[Channel, int]:
     pause = _FIRST_PAUSE
     while True:
         sock = _connect(address, deadline, rid)
-        ch = Channel(sock, allowed=wire.FROM_LISTENER, max_in=wire.MAX_TO_RECEIVER,
+        # Before the sender proves the secret, whoever listens there may be a squatter: small frames only (RDV-9).
+        ch = Channel(sock, allowed=wire.FROM_LISTENER, max_in=limits.MAX_BEFORE_PROOF,
                      takes_handles=address.carries_handles)
         try:
             if _join(ch, address, rid, secret, deadline):
                 ch.allowed = wire.FROM_SENDER
+                ch.session.allow_frames(wire.MAX_TO_RECEIVER)
                 return ch, rid
         except BaseException:
             ch.close()

@@ -87,6 +87,10 @@ class Session:
             self._fds.extend(fds)
         self.frame.update(self._reader.partial, now)
 
+    def allow_frames(self, max_in: int) -> None:
+        """The peer proved the secret: frames up to `max_in` from now on (RDV-9), WIRE-2's bound."""
+        self._reader.max_frame = max_in
+
     def receive_eof(self) -> None:
         self.eof = True
 
