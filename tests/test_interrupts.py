@@ -93,7 +93,7 @@ def receiver_calls():
     def body():
         r.connect(5)
         for _ in range(3):
-            r.poll(timeout=0.5)
+            r.poll(timeout=0.05)
             with r.reading():
                 dict(r.weights)
         r.close()
