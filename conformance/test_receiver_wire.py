@@ -382,37 +382,31 @@ def test_connect_timeout_bounds_a_stalled_handshake(sender, request):
 def test_a_frame_of_exactly_the_bound_is_read(sender, subject):
     """A Receive whose payload is exactly 64 MiB (the sender-to-receiver bound, WIRE-2), padded with an
     unknown field (ignored, WIRE-6), is a legal frame: the receiver applies it and acks."""
-    v0 = arrays(0)
-    session, manifest, nbytes = _handshake(sender, subject, v0)
-    v1 = arrays(1)
-    fd1 = sender.slot(1, layout(v1)[1], nbytes)
-    receive = {"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, nbytes)]}
-    session.send_raw(frame(padded(receive, MAX_TO_RECEIVER)), fds=[fd1])
-    ack, _ = _expect(session, "Ack", "WIRE-2")
-    assert (ack["version"], ack["status"]) == (1, "ok"), f"WIRE-2 violated: a Receive of exactly the bound got {ack}"
-    session.send({"type": "Stop"})
-    out = subject.finish()
-    assert out["applied"] and out["applied"][-1] == (1, digest(v1)), (
-        f"ACK-3 violated: after a Receive of exactly 64 MiB the receiver reports {out['applied']}"
-    )
+    _applies_a_legal_receive(sender, subject, lambda receive: padded(receive, MAX_TO_RECEIVER), "WIRE-2",
+                             "a Receive of exactly 64 MiB")
 
 
 @pytest.mark.req("WIRE-3", "WIRE-6", "ACK-1")
 def test_unknown_fields_are_ignored_whatever_they_hold(sender, subject):
     """A Receive with unknown fields holding any legal MessagePack (maps keyed by integers, by maps, by
     arrays, extension types) is a legal frame: the receiver applies it and acks (WIRE-3)."""
-    v0 = arrays(0)
-    session, manifest, nbytes = _handshake(sender, subject, v0)
+    _applies_a_legal_receive(sender, subject, with_odd_fields, "WIRE-3", "a Receive with odd unknown fields")
+
+
+def _applies_a_legal_receive(sender, subject, payload_of, rule: str, what: str) -> None:
+    """After the handshake, Receive(1) written as `payload_of(receive)`: the receiver acks it ok and, once
+    stopped, reports version 1's bytes as the last it applied."""
+    session, manifest, nbytes = _handshake(sender, subject, arrays(0))
     v1 = arrays(1)
     fd1 = sender.slot(1, layout(v1)[1], nbytes)
     receive = {"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, nbytes)]}
-    session.send_raw(frame(with_odd_fields(receive)), fds=[fd1])
-    ack, _ = _expect(session, "Ack", "WIRE-3")
-    assert (ack["version"], ack["status"]) == (1, "ok"), f"WIRE-3 violated: a Receive with odd unknown fields got {ack}"
+    session.send_raw(frame(payload_of(receive)), fds=[fd1])
+    ack, _ = _expect(session, "Ack", rule)
+    assert (ack["version"], ack["status"]) == (1, "ok"), f"{rule} violated: {what} got {ack}"
     session.send({"type": "Stop"})
     out = subject.finish()
     assert out["applied"] and out["applied"][-1] == (1, digest(v1)), (
-        f"ACK-3 violated: after a Receive with odd unknown fields the receiver reports {out['applied']}"
+        f"ACK-3 violated: after {what} the receiver reports {out['applied']}"
     )
 
 

@@ -39,6 +39,7 @@ from .messages import Heartbeat
 from .netplane import Lane
 from .protocol import Liveness, PeerMachine, PeerState, Settled
 from .rendezvous import Listener
+from .rwlock import unlock
 from .session import Ended
 from .slots import Group, SlotPool
 from .transport import Channel, Handle
@@ -130,7 +131,7 @@ class Hub:
                 raise ClosedError("the sender is closed (LIFE-6)")
             return _Held(self._mu)
         except BaseException:  # a KeyboardInterrupt here included: the lock is not left held (LIFE-9)
-            _unlock(self._mu)
+            unlock(self._mu)
             raise
 
     @contextlib.contextmanager
@@ -492,7 +493,7 @@ class _Held:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _unlock(self._mu)
+        unlock(self._mu)
 
 
 def _notify(cv: threading.Condition) -> None:
@@ -502,10 +503,3 @@ def _notify(cv: threading.Condition) -> None:
     except RuntimeError:
         log.debug("the sender's lock was not held to notify")
 
-
-def _unlock(mu: threading.Lock) -> None:
-    """Releases the sender's lock; one already released is left so (an interrupted wait gave it up) (LIFE-9)."""
-    try:
-        mu.release()
-    except RuntimeError:
-        log.debug("the sender's lock was already released")

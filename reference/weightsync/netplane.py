@@ -124,17 +124,12 @@ class Lane:
         """Whether the receiver set its `joined` key, then began its side of the group; False once the lane is
         closed. Never blocks on the store."""
         deadline = time.monotonic() + timeout
-        while not keys.check([JOINED]):
-            if self._stop.wait(JOIN_POLL):
-                return False  # closed before the receiver joined: nothing was started that must be waited out
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the receiver did not join the data plane within {timeout:.0f} s (NET-5)")
-        while not keys.check([RANK_KEY]):
-            if self._stop.wait(JOIN_POLL):
-                return False
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the receiver did not build its side of the data plane within {timeout:.0f} s "
-                                   "(NET-5)")
+        for key, what in ((JOINED, "join the data plane"), (RANK_KEY, "build its side of the data plane")):
+            while not keys.check([key]):
+                if self._stop.wait(JOIN_POLL):
+                    return False  # closed before the receiver built its side: nothing was started to wait out
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the receiver did not {what} within {timeout:.0f} s (NET-5)")
         return True
 
     def _run(self) -> None:

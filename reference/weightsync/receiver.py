@@ -34,7 +34,7 @@ from .errors import (
 from .messages import ERROR, OK, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
 from .pending import ChannelPending, NetworkPending, Pending
 from .protocol import ReceiverMachine, ReceiverState
-from .rwlock import ApplyLock, Cancelled
+from .rwlock import ApplyLock, Cancelled, unlock
 from .slots import Mapped, map_slot
 from .transport import Handle
 
@@ -273,7 +273,7 @@ class Receiver:
             status, detail = self._apply_released(msg, pending)
         finally:
             if got_io:
-                _unlock(self._io)
+                unlock(self._io)
         if status != OK:
             raise ReceiverError([self.id], msg.version, {self.id: detail})
         return msg.version
@@ -292,7 +292,7 @@ class Receiver:
                 log.error("receiver %d: apply thread did not stop within %.0f s", self.id, limits.CLOSE_WAIT)
         if self._pending is not None:
             self._pending.close()
-        self._io.acquire(timeout=max(0.0, bound.left() or 0.0))  # a poll() elsewhere leaves its wait first
+        self._io.acquire(timeout=bound.left() or 0.0)  # a poll() elsewhere leaves its wait first
         try:
             if self._strategy is not None and self._version is not None:
                 self._strategy.detach()  # zero-copy: own copies before the sender may reuse the slot (LIFE-5)
@@ -307,7 +307,7 @@ class Receiver:
             self._machine.close()
         finally:
             # Not taken in time: a poll() that an exception interrupted left it held (LIFE-9); free it for good.
-            _unlock(self._io)
+            unlock(self._io)
 
     def __enter__(self) -> Receiver:
         return self
@@ -437,10 +437,3 @@ def _on_device(init: Init, slot: Mapped) -> Init:
         return init
     return dataclasses.replace(init, manifest=tuple(dataclasses.replace(e, device=str(device)) for e in init.manifest))
 
-
-def _unlock(lock: threading.Lock) -> None:
-    """Releases `lock`; one already released is left so (close() freed what an interrupted poll() held)."""
-    try:
-        lock.release()
-    except RuntimeError:
-        log.debug("receiver: the poll lock was already released")

@@ -71,9 +71,9 @@ def _socket_name(text: str, what: str) -> str:
         raise ValueError(f"a Unix address needs a {what}: 'unix:{'@' if what == 'name' else ''}{what.upper()}' (RDV-1)")
     if "\0" in name:
         raise ValueError(f"a Unix socket {what} cannot hold a NUL byte (RDV-1)")
-    if len(name.encode("utf-8", "surrogateescape")) > MAX_SOCKET_NAME:
-        raise ValueError(f"a Unix socket {what} holds at most {MAX_SOCKET_NAME} bytes, got "
-                         f"{len(name.encode('utf-8', 'surrogateescape'))} (RDV-1)")
+    size = len(name.encode("utf-8", "surrogateescape"))
+    if size > MAX_SOCKET_NAME:
+        raise ValueError(f"a Unix socket {what} holds at most {MAX_SOCKET_NAME} bytes, got {size} (RDV-1)")
     return name
 
 

@@ -9,10 +9,13 @@ so helper code can open its own block. Every wait takes a deadline (API-7).
 
 from __future__ import annotations
 
+import logging
 import threading
 from contextlib import contextmanager
 
 from .clock import Deadline
+
+log = logging.getLogger("weightsync")
 
 #: How long wake() waits for the lock: held longer, it was left held by a block an exception interrupted.
 WAKE_WAIT = 1.0
@@ -92,3 +95,12 @@ class ApplyLock:
                 self._cond.notify_all()
             finally:
                 self._cond.release()
+
+
+def unlock(lock: threading.Lock) -> None:
+    """Releases `lock`; one already released is left so (LIFE-9): an exception that interrupted its holder
+    may have left it held, and close() frees it for good, after which that holder's own release finds it free."""
+    try:
+        lock.release()
+    except RuntimeError:
+        log.debug("a lock was already released")

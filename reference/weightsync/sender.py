@@ -24,10 +24,11 @@ from . import layout, limits, netplane, transport, wire
 from .clock import Deadline
 from .errors import LocalProtocolError, SyncTimeoutError, receivers_error
 from .future import RESTART_HINT, SendFuture
-from .hub import Hub, _Held, _notify, _Peer, _unlock
+from .hub import Hub, _notify, _Peer
 from .messages import PROTOCOL_VERSION, Entry, Init, Receive, Stop
 from .packing import Packed
 from .protocol import PeerState, SettleWindow, outbox_full, readers, unsendable
+from .rwlock import unlock
 from .slots import CpuSlot, Group, Slot, SlotPool
 from .transport import Handle
 
@@ -224,22 +225,22 @@ class Sender(Hub):
         a version every target had acked completes, the rest fail with ClosedError (LIFE-8).
         It returns within its bound even if a call interrupted by Ctrl-C left the lock held (LIFE-9).
         """
-        if not self._mu.acquire(timeout=_CLOSE_LOCK_WAIT):
+        locked = self._mu.acquire(timeout=_CLOSE_LOCK_WAIT)
+        if not locked:
             # Held past any real call's hold: left held by a call an exception interrupted
             # (a KeyboardInterrupt), or stuck. Close without it, so close() stays bounded (LIFE-9).
             log.error("sender close: the lock is held by no running call; closing without it")
-            self._close_unlocked()
-            return
-        with _Held(self._mu):
-            if self._closed:
+        try:
+            if self._closed and not self._finalizer.alive:
                 return
             self._closed = True
             self._wake()
-            self._cv.wait_for(lambda: not self._polling, timeout=_CLOSE_LOCK_WAIT)
-            try:
-                self._take_arrived()  # acks already here settle their versions before the rest fail (LIFE-8)
-            except Exception:  # noqa: BLE001 - close() goes on whatever a channel holds
-                log.debug("sender close: reading the last answers failed", exc_info=True)
+            if locked:  # without the lock, nobody polls and no answer can be read safely
+                self._cv.wait_for(lambda: not self._polling, timeout=_CLOSE_LOCK_WAIT)
+                try:
+                    self._take_arrived()  # acks already here settle their versions before the rest fail (LIFE-8)
+                except Exception:  # noqa: BLE001 - close() goes on whatever a channel holds
+                    log.debug("sender close: reading the last answers failed", exc_info=True)
             for future in self._futures.values():
                 future.close()
             self._futures.clear()
@@ -249,37 +250,17 @@ class Sender(Hub):
                     try:
                         if peer.channel is not None:
                             peer.channel.send(Stop())
-                    except transport.ChannelClosed:
+                    except (transport.ChannelClosed, OSError, ValueError):
                         pass
                     m.send_stop()
                 if peer.handle is not None:
                     peer.handle.conn.close()
             self._finalizer()
-            _notify(self._cv)
+            if locked:
+                _notify(self._cv)
             log.debug("sender closed at version %d", self._version)
-        helper = self._helper
-        if helper is not None and helper.ident is not None and helper is not threading.current_thread():
-            helper.join(limits.REACTION_BOUND)
-
-    def _close_unlocked(self) -> None:
-        """close() without the lock: only after a call left it held (LIFE-9); releases what the finalizer does."""
-        if self._closed and not self._finalizer.alive:  # closed already; the lock was left held on the way out
-            _unlock(self._mu)
-            return
-        self._closed = True
-        self._wake()
-        for peer in self._peers:
-            if peer.machine.state in (PeerState.UNCONNECTED, PeerState.CONNECTING, PeerState.LIVE):
-                try:
-                    if peer.channel is not None:
-                        peer.channel.send(Stop())
-                except (transport.ChannelClosed, OSError, ValueError):
-                    pass
-        for future in list(self._futures.values()):
-            future.close()
-        self._futures.clear()
-        self._finalizer()
-        _unlock(self._mu)  # the call that held it is gone: later calls find it free, and the sender closed
+        finally:
+            unlock(self._mu)  # ours, or one a call left held: later calls find it free, and the sender closed
         helper = self._helper
         if helper is not None and helper.ident is not None and helper is not threading.current_thread():
             helper.join(limits.REACTION_BOUND)

@@ -216,8 +216,6 @@ def decode(data: bytes, allowed: tuple[type, ...]) -> object:
         obj = _lenient(data)
     if type(obj) is not dict:
         raise _violation(f"a payload must be a map, got {type(obj).__name__}", "WIRE-3")
-    if not all(type(k) is str for k in obj):
-        raise _violation("a payload's map keys must be strings", "WIRE-3")
     fast = _fast(obj, allowed)
     if fast is not None:
         return fast
@@ -256,9 +254,12 @@ def _lenient(data: bytes) -> object:
     this one builds whatever it can, and the checks of the known fields do the rest.
     """
     try:
-        return msgpack.unpackb(data, raw=False, use_list=False, strict_map_key=False, object_pairs_hook=_pairs)
+        obj = msgpack.unpackb(data, raw=False, use_list=False, strict_map_key=False, object_pairs_hook=_pairs)
     except Exception as e:  # noqa: BLE001 - any decoding failure is the peer's violation
         raise _violation(f"undecodable payload ({type(e).__name__}: {str(e)[:100]})", "WIRE-3") from None
+    if type(obj) is dict and not all(type(k) is str for k in obj):  # the strict decode checked this itself
+        raise _violation("a payload's map keys must be strings", "WIRE-3")
+    return obj
 
 
 def _fast(obj: dict, allowed) -> object | None:
