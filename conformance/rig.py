@@ -82,6 +82,7 @@ class Rig:
             refused = self.workers[i].call("zero_copy_refusals", h, spec_of(self.weights))
             wrong = {k: v for k, v in refused.items() if v != "ValueError"}
             assert not wrong, f"ZC-1 violated: Receiver(..., zero_copy=True) with a {', '.join(wrong)} target gave {wrong}"
+            h = None  # the worker keeps the handle it was given: one handle crosses to one process once (CON-3)
         self.workers[i].call("open", h, self.modes[i], self.zero_copy[i], self.targets[i])
         self.model.peers[i].local = "new"
 

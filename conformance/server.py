@@ -52,6 +52,7 @@ class Server(ReaderCommands):
         self.ws = ws
         self.torch = torch
         self.rx = None
+        self.kept = None  # the handle zero_copy_refusals was given, for the open that follows
         self.target = None
         self.tensors: dict = {}
         self.spec: dict = {}
@@ -70,7 +71,10 @@ class Server(ReaderCommands):
         return os.getpid()
 
     def do_open(self, handle, mode="push", zero_copy=False, target=None):
-        """A new Receiver; `target` is None or (kind, spec) with kind mapping | module | tensordict."""
+        """A new Receiver; `target` is None or (kind, spec) with kind mapping | module | tensordict.
+        `handle` None: the one zero_copy_refusals was given (a handle is pickled once, CON-3)."""
+        if handle is None:
+            handle, self.kept = self.kept, None
         self.do_discard()
         tgt = None
         if target is not None:
@@ -84,7 +88,9 @@ class Server(ReaderCommands):
 
     def do_zero_copy_refusals(self, handle, spec):
         """Receiver(handle, target, zero_copy=True) for a mapping and a TensorDict target: each must raise
-        ValueError at once (ZC-1, API-3). Returns what each attempt gave: "ValueError", or what else."""
+        ValueError at once (ZC-1, API-3). Returns what each attempt gave: "ValueError", or what else.
+        The handle is kept for the next open (CON-3: it crosses to this process once)."""
+        self.kept = handle
         out = {}
         kinds = ["mapping", *(["tensordict"] if "tensordict" in self.ws.CAPABILITIES else [])]
         for kind in kinds:

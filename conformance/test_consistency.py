@@ -329,3 +329,41 @@ def test_a_closed_zero_copy_receiver_keeps_its_version(rigs, ws, target):
         f"{'are' if d == rig.model.published[1] else 'are not'} version 1's bytes after its slot was written again"
     )
     assert held is None or held == d, "LIFE-5 violated: the closed receiver's module target no longer holds version 1"
+
+
+@pytest.mark.req("ZC-3", "ZC-1")
+@pytest.mark.needs("zero_copy")
+def test_zero_copy_weights_are_handed_out_outside_autograd(ws):
+    """A zero-copy receiver's module, in this process: after connect and after a send, every parameter it
+    rebound to the slot has requires_grad false, so no optimizer takes the slot's bytes for trainable ones."""
+    import threading
+
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
+    sender = ws.Sender(model, 1)
+    try:
+        target = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
+        receiver = ws.Receiver(sender.handle(0), target, zero_copy=True)
+        box = {}
+        t = threading.Thread(target=lambda: box.update(v=receiver.connect(tm.T)), daemon=True)
+        t.start()
+        try:
+            bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"INIT-4 violated: a healthy zero-copy receiver's handshake did not complete: {e}") from None
+        t.join(tm.T + tm.SLACK)
+        assert box.get("v") == 0, f"INIT-4 violated: the zero-copy receiver connected with {box}"
+        for when in ("after connect", "after a send"):
+            trainable = [n for n, p in target.named_parameters() if p.requires_grad]
+            assert not trainable, f"ZC-3 violated: {when}, zero-copy parameters {trainable} still require grad"
+            with torch.no_grad():
+                model[0].weight.add_(1.0)
+            try:
+                bounded(sender.send, timeout=tm.T, limit=tm.T + tm.SLACK, what="send")
+            except (HarnessError, ws.SyncTimeoutError) as e:
+                raise TooSlow(f"SEND-1 violated: a send to a healthy zero-copy receiver timed out: {e}") from None
+        assert torch.equal(target[0].weight, model[0].weight.detach()), "ACK-3 violated: the module holds other bytes"
+        receiver.close()
+    finally:
+        sender.close()

@@ -71,6 +71,77 @@ def test_consumed_handle_cannot_be_pickled(rigs, ws):
     expect_error(ws, "ProtocolError", pickle.dumps, h, ids="LIFE-2", what="pickling a handle consumed by connect()")
 
 
+@pytest.mark.req("CON-2")
+def test_a_handle_inherited_by_fork_is_refused(ws):
+    """A forked child holds every channel of its parent, so Receiver(handle) there, with the handle it inherited
+    rather than got pickled, raises ProtocolError naming CON-2 (the child reports by its exit status)."""
+    import os
+    import signal
+
+    s = ws.Sender(S.distinct_weights(S.BASIC_SPEC, 0), 1)
+    try:
+        h = s.handle(0)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child only tries, and exits
+            code = 3
+            try:
+                ws.Receiver(h)
+                code = 1
+            except ws.ProtocolError as e:
+                code = 0 if "CON-2" in str(e) else 2
+            except BaseException:  # noqa: BLE001
+                code = 4
+            finally:
+                os._exit(code)
+        deadline = time.monotonic() + tm.T
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if done[0] == 0:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise TooSlow(f"CON-2 violated: Receiver(handle) in a forked child did not return within {tm.T:.0f} s")
+        code = os.waitstatus_to_exitcode(done[1])
+        assert code == 0, ("CON-2 violated: Receiver(handle) in a forked child, with the handle it inherited, "
+                           + {1: "was accepted", 2: "raised ProtocolError without naming CON-2",
+                              4: "raised another error"}.get(code, f"ended the child with status {code}"))
+    finally:
+        s.close()
+
+
+@pytest.mark.req("CON-3", "SM-S-5", "LIFE-2")
+def test_a_handle_reaches_one_process(rigs, ws):
+    """A handle pickled into one worker's process is refused a second time, and by Receiver() where it was
+    pickled away; handle(0) then gives a new one, which cuts the first process off and connects a new one."""
+    rig = rigs(basic(0), 1, connect=False)
+    h = rig.sender.handle(0)
+    rig.open(0, h)  # pickled into worker 0's process
+    expect_error(ws, "ProtocolError", pickle.dumps, h, ids="CON-3", what="pickling a handle that already went to a "
+                 "process")
+    expect_error(ws, "ProtocolError", ws.Receiver, h, ids="CON-3", what="Receiver(handle) in the process that "
+                 "pickled that handle away")
+    try:
+        fresh = rig.sender.handle(0)
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"CON-3 violated: handle(0), its handle gone to a process, raised "
+                             f"{type(e).__name__}: {e}") from None
+    rig.workers[0].submit("connect", tm.T)  # the first process's channel was closed by the new handle
+    status, value = rig.workers[0].result(tm.T + tm.SLACK)
+    if status == "ok":
+        raise AssertionError(f"CON-3 violated: the process holding the replaced handle connected (version {value})")
+    in_time(not value.isa("SyncTimeoutError"), f"CON-3 violated: the process holding the replaced handle waited out "
+                                               f"its connect() ({value}) instead of reading end of channel")
+    rig.model.reset(0)
+    try:
+        rig.connect([0], handles={0: fresh})
+    except TooSlow:
+        raise
+    except Exception as e:  # noqa: BLE001 - a failed check, or pickling the new handle raised
+        raise AssertionError(f"CON-3 violated: a process could not connect with the new handle: "
+                             f"{type(e).__name__}: {e}") from None
+    rig.send(basic(1))
+    rig.check()
+
+
 @pytest.mark.req("LIFE-3", "SM-S-5")
 def test_no_new_handle_for_a_live_receiver(rigs, ws):
     rig = rigs(basic(0), 1)
@@ -350,11 +421,26 @@ def test_illegal_receiver_calls_raise_protocol_error(rigs):
 # ---- LIFE-9: an interrupt at any line ----------------------------------------------------------------
 
 #: Lines of the implementation's calls at which an interrupt is raised, spread evenly over all of them
-#: (tests/test_interrupts.py in the reference raises at every line; this keeps the suite quick).
+#: (tests/test_interrupts.py in the reference raises at every line; this keeps the suite quick) ...
 INTERRUPT_POINTS = 24
+#: ... and every one of the first and the last lines: where the first call takes its locks, and where
+#: close() releases what the object holds (a close() cut short must leave the next one able to finish).
+INTERRUPT_EDGES = 12
 
 
-def _interrupted(package_dir: str, n: int | None, body) -> int:
+def _code_dirs(ws) -> tuple[str, ...]:
+    """The folders of the implementation's code: its module's package and those its classes come from
+    (a shim's or a mutant's calls run in the package it wraps)."""
+    import os
+    import sys
+
+    from .verdict import implementation_packages
+
+    files = (getattr(sys.modules.get(name), "__file__", None) for name in implementation_packages(ws))
+    return tuple(os.path.dirname(f) + os.sep for f in files if f)
+
+
+def _interrupted(package_dir: tuple[str, ...], n: int | None, body) -> int:
     """Runs body, raising KeyboardInterrupt at the n-th line the implementation executes in this thread
     (never when n is None); returns how many of its lines ran."""
     import sys
@@ -423,17 +509,16 @@ def test_an_interrupt_at_any_line_leaves_close_bounded(ws, side):
     """KeyboardInterrupt raised at lines spread over the implementation's calls (its package, in this
     thread): close() of both ends then returns within the reaction bound, and the closed sender refuses
     a new call at once with ClosedError."""
-    import os
-
-    package_dir = os.path.dirname(ws.__file__)
+    package_dir = _code_dirs(ws)
     s, r, body = _scenario(ws, side)
     total = _interrupted(package_dir, None, body)
     for end in (r, s):
         bounded(end.close, limit=tm.REACTION + tm.SLACK, what="close() after a run without interrupts")
     if total < 2:
         pytest.skip("the implementation ran no Python lines here: nothing to interrupt")
-    points = sorted({1 + (total - 1) * i // (INTERRUPT_POINTS - 1) for i in range(INTERRUPT_POINTS)})
-    for n in points:
+    spread = {1 + (total - 1) * i // (INTERRUPT_POINTS - 1) for i in range(INTERRUPT_POINTS)}
+    edges = {*range(1, INTERRUPT_EDGES + 1), *range(total - INTERRUPT_EDGES + 1, total + 1)}
+    for n in sorted(n for n in spread | edges if 1 <= n <= total):
         s, r, body = _scenario(ws, side)
         _interrupted(package_dir, n, body)
         for what, end in (("receiver", r), ("sender", s)):
@@ -442,5 +527,8 @@ def test_an_interrupt_at_any_line_leaves_close_bounded(ws, side):
             except HarnessError as e:
                 raise AssertionError(f"LIFE-9 violated: after a KeyboardInterrupt at line {n} of {total} of the "
                                      f"{side}'s calls, {e}") from None
+            except Exception as e:  # noqa: BLE001 - close() is idempotent and does not raise (LIFE-4, LIFE-5)
+                raise AssertionError(f"LIFE-9 violated: after a KeyboardInterrupt at line {n} of {total} of the "
+                                     f"{side}'s calls, the {what}'s close() raised {type(e).__name__}: {e}") from None
         expect_error(ws, "ClosedError", s.handle, 0, ids="LIFE-9", limit=tm.SLACK,
                      what=f"handle(0) on a sender closed after an interrupt at line {n} of {total}")

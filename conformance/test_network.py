@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import os
 import signal
+import socket
 import threading
 import time
 
@@ -20,7 +21,7 @@ from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
 from .model import describe
-from .peers import Joiner, ready
+from .peers import Joiner, ack, ready
 from .probes import new_threads
 from .rig import expect_error, waited
 from .verdict import Inconclusive, TooSlow, in_time
@@ -141,20 +142,14 @@ def test_a_receiver_that_falls_silent_is_named_within_the_lease(ws, rigs, closin
     rig.check()
 
 
-@pytest.mark.req("NET-3", "NET-2", "SEND-3")
-def test_a_broken_data_plane_names_the_receiver(ws, rigs, closing):
-    """The scripted receiver builds its gloo rank, takes the Init's transfer, answers Ready, then drops the group."""
+def _take_first_transfer(plane: dict):
+    """The suite's own receiver rank (NET-2): sets `joined`, builds rank 1 over the Init's store and prefix,
+    receives the first transfer; returns the group and that buffer."""
     import torch
     import torch.distributed as dist
 
-    rig = rigs(basic(0), 2, connect=[0], listen="tcp")
-    j = Joiner(rig.sender.url(1))
-    closing(j)
-    assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL\'s id and secret got no Welcome"
-    init = j.handshake(answer=False)
-    plane = init["data_plane"]
     host, _, port = plane["store"].rpartition(":")
-    store = dist.TCPStore(host, int(port), is_master=False, wait_for_workers=False,
+    store = dist.TCPStore(host.strip("[]"), int(port), is_master=False, wait_for_workers=False,
                           timeout=datetime.timedelta(seconds=tm.T))
     opts = dist.ProcessGroupGloo._Options()
     opts._devices = [dist.ProcessGroupGloo.create_device(hostname="127.0.0.1")]
@@ -164,6 +159,76 @@ def test_a_broken_data_plane_names_the_receiver(ws, rigs, closing):
     group = dist.ProcessGroupGloo(keys, 1, 2, opts)
     buf = torch.empty(plane["nbytes"], dtype=torch.uint8)
     group.recv([buf], 0, 0).wait()
+    return group, buf
+
+
+def _store_runs(address: str) -> bool:
+    """Whether the store at "HOST:PORT" still accepts a connection."""
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), 1).close()
+    except ConnectionRefusedError:
+        return False
+    return True
+
+
+@pytest.mark.req("NET-6", "NET-1", "NET-2")
+def test_each_receiver_has_a_store_of_its_own_that_ends_after_its_first_transfer(ws, rigs, closing):
+    """Two scripted receivers join; each Init names a store of its own. Once each has taken its first
+    transfer and answered Ready, its store ends (what a peer wrote into it is freed), and the group it
+    built still carries the next version."""
+    rig = rigs(basic(0), 3, connect=[0], listen="tcp")
+    joiners, inits = {}, {}
+    for k in (1, 2):
+        joiners[k] = j = Joiner(rig.sender.url(k))
+        closing(j)
+        assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL's id and secret got no Welcome"
+        inits[k] = j.handshake(answer=False)
+    stores = {k: inits[k]["data_plane"]["store"] for k in (1, 2)}
+    assert stores[1] != stores[2], f"NET-6 violated: two receivers' Inits name the same store {stores[1]}"
+    stop = threading.Event()
+    for k in (1, 2):
+        _heartbeats(joiners[k], k, stop)
+    try:
+        groups = {}
+        for k in (1, 2):
+            groups[k], _ = _take_first_transfer(inits[k]["data_plane"])
+            joiners[k].send(ready(k, inits[k]["version"]))
+        try:
+            bounded(rig.sender.connect, tm.T, workers=[1, 2], limit=tm.T + tm.SLACK, what="connect(workers=[1, 2])")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"NET-2 violated: the joins of scripted receivers that built their side did not complete: "
+                          f"{e}") from None
+        deadline = time.monotonic() + tm.REACTION + tm.SLACK
+        while (running := [k for k in (1, 2) if _store_runs(stores[k])]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not running, (f"NET-6 violated: the stores of receivers {running} ({[stores[k] for k in running]}) "
+                             f"still run {tm.REACTION + tm.SLACK:.0f} s after their first transfer")
+        f = rig.send_async(basic(1), workers=[0, 1])
+        receive = joiners[1].recv_past_heartbeats(tm.T)[0]
+        assert receive.get("type") == "Receive", f"NET-2 violated: receiver 1 got {describe(receive)}, not Receive"
+        import torch
+
+        buf = torch.empty(inits[1]["data_plane"]["nbytes"], dtype=torch.uint8)
+        groups[1].recv([buf], 0, 0).wait()  # the group outlives its store (NET-6)
+        joiners[1].send(ack(1, receive["version"]))
+        waited(f, "NET-6")
+        for i in (0, 1):
+            rig.model.acked(i, f.version)
+        rig.check([0])
+    finally:
+        stop.set()
+
+
+@pytest.mark.req("NET-3", "NET-2", "SEND-3")
+def test_a_broken_data_plane_names_the_receiver(ws, rigs, closing):
+    """The scripted receiver builds its gloo rank, takes the Init's transfer, answers Ready, then drops the group."""
+    rig = rigs(basic(0), 2, connect=[0], listen="tcp")
+    j = Joiner(rig.sender.url(1))
+    closing(j)
+    assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL\'s id and secret got no Welcome"
+    init = j.handshake(answer=False)
+    group, _ = _take_first_transfer(init["data_plane"])
     j.send(ready(1, init["version"]))
     stop = threading.Event()
     _heartbeats(j, 1, stop)

@@ -40,6 +40,10 @@ def test_bench_runs_tiny(tmp_path):
     assert len(results["cases"]) == expected
     assert {c["layout"] for c in results["cases"]} == {"few", "many"}
     assert "### Across machines" in (out / "results.md").read_text()
+    started = results["startup"]  # issue 24: import and connect time are in every run
+    assert started["import_s"]["torch"] > 0 and started["import_added_s"] < started["import_s"]["torch"]
+    assert sorted(started["connect_s"]) == ["1", "2"] and all(t > 0 for t in started["connect_s"].values())
+    assert "### Start-up" in (out / "results.md").read_text()
     assert all(c["p50"] > 0 and c["p90"] >= c["p50"] for c in results["cases"])
     assert all(c["fds"] is not None for c in results["cases"] if c["system"] in systems.VARIANTS)
     assert sum(line.startswith("[") for line in proc.stdout.splitlines()) == expected  # one line per case
@@ -54,7 +58,7 @@ def test_bench_runs_tiny(tmp_path):
 @pytest.mark.timeout(300)
 def test_bench_runs_the_huge_layout_at_1e6_only(tmp_path):
     out = tmp_path / "results"
-    proc = _bench(out, "--sizes", "1e3,1e6", "--layouts", "huge", "--receivers", "1",
+    proc = _bench(out, "--sizes", "1e3,1e6", "--layouts", "huge", "--receivers", "1", "--no-startup",
                   "--systems", "weightsync push zero-copy,queue", "--no-network")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())

@@ -487,3 +487,20 @@ def test_workers_that_are_not_a_list_of_ids(local, weights):
         with pytest.raises(ValueError, match="SEND-6"):
             sender.send(workers=workers, timeout=5)
     assert sender.version == 0
+
+
+def test_import_weightsync_adds_nothing_heavy_to_import_torch():
+    """Issue 24: a worker's `import weightsync` costs about what `import torch` costs. tensordict (which pulls
+    torch._dynamo) comes only with a TensorDict the caller made; what weightsync adds is its own modules and
+    the codec's."""
+    import subprocess
+    import sys
+
+    code = ("import sys, torch; before = set(sys.modules); import weightsync; "
+            "print(' '.join(sorted(set(sys.modules) - before)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    added = {m.split(".")[0] for m in out.stdout.split()} - {"weightsync"}
+    assert not added & {"tensordict", "torchrl", "numpy"}, added
+    assert not {m for m in out.stdout.split() if m.startswith(("torch._dynamo", "torch.distributed"))}, out.stdout
+    light = {"msgpack", "hmac", "secrets", "cython_runtime", "_hashlib", "hashlib", "base64", "binascii"}
+    assert {m for m in added - light if not m.startswith("_cython")} == set(), added

@@ -240,3 +240,60 @@ def test_a_join_abandoned_after_its_joined_key_lets_the_trainer_exit_cleanly(clo
         out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                              env={**os.environ, "PYTHONPATH": f"{root}/reference:{root}"})
         assert out.returncode == 0 and "exiting" in out.stdout, (pause, out.returncode, out.stderr[-1500:])
+
+
+def _refused(port: int, within: float) -> bool:
+    """Whether 127.0.0.1:port stops accepting connections within `within` seconds."""
+    import socket
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 1).close()
+        except ConnectionRefusedError:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_lane_ends_its_store_after_the_first_transfer():
+    """NET-6: the store serves one incarnation's join and ends once its first transfer is through."""
+    from weightsync import netplane
+
+    store = netplane.Store("127.0.0.1", 30, 5)
+    plane = store.data_plane("127.0.0.1", 64)
+    failures: list[str] = []
+    lane = netplane.Lane(store, plane, "127.0.0.1", failures.append)
+    lane.submit(0, torch.arange(64, dtype=torch.uint8))
+    inbound = netplane.Inbound(plane, "127.0.0.1", 30)
+    try:
+        b = inbound.receive_now(set())
+        assert torch.equal(inbound.buffers[b], torch.arange(64, dtype=torch.uint8))
+        assert _refused(store.port, 5), "the store still accepts connections after the first transfer (NET-6)"
+        lane.submit(1, torch.full((64,), 7, dtype=torch.uint8))  # the group outlives its store
+        b = inbound.receive_now({b})
+        assert torch.equal(inbound.buffers[b], torch.full((64,), 7, dtype=torch.uint8)) and not failures
+    finally:
+        inbound.close()
+        lane.close(abort=True)
+
+
+def test_a_lane_whose_receiver_floods_its_store_names_it_gone_and_ends_the_store():
+    """NET-6: more than 64 keys before `joined` make the receiver gone; its store ends with the lane."""
+    import datetime
+
+    import torch.distributed as dist
+
+    from weightsync import limits, netplane
+
+    store = netplane.Store("127.0.0.1", 30, 5)
+    plane = store.data_plane("127.0.0.1", 64)
+    failures: list[str] = []
+    lane = netplane.Lane(store, plane, "127.0.0.1", failures.append)
+    client = dist.TCPStore("127.0.0.1", store.port, is_master=False, wait_for_workers=False,
+                           timeout=datetime.timedelta(seconds=5))
+    for k in range(limits.MAX_STORE_KEYS + 1):
+        client.set(f"junk{k}", "x" * 100)
+    lane.thread.join(5)
+    assert not lane.thread.is_alive() and len(failures) == 1 and "NET-6" in failures[0], failures
+    assert _refused(store.port, 5), "the flooded store still accepts connections after its lane ended (NET-6)"

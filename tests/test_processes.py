@@ -190,3 +190,29 @@ def _session_processes(sid: int, wait: float) -> list[str]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.1)
+
+
+def test_a_plain_fork_worker_is_refused_at_once_and_the_trainer_told(tmp_path):
+    """Issue 24 / CON-2: `multiprocessing.Process` under fork (no ctx given to the Sender): the worker's
+    Receiver(handle) refuses the inherited handle naming CON-2, and the trainer's connect names the receiver
+    as never connected within a second or two, not after its timeout."""
+    import multiprocessing
+
+    from .workers import forked_worker
+
+    fork = multiprocessing.get_context("fork")  # Linux's default before Python 3.14, spelled out
+    out = fork.Queue()
+    with ws.Sender(pattern(MANIFEST, 0), 1) as sender:
+        p = fork.Process(target=forked_worker, args=(sender.handle(0), out), daemon=True)
+        p.start()
+        try:
+            said = out.get(timeout=30)
+            assert said.startswith("LocalProtocolError") and "CON-2" in said and "spawn" in said, said
+            p.join(10)
+            t0 = time.monotonic()
+            with pytest.raises(ws.ReceiverDiedError, match="never connected"):
+                sender.connect(timeout=30)
+            assert time.monotonic() - t0 < 10, "the trainer waited out its timeout for a refused worker"
+        finally:
+            p.kill()
+            p.join(5)

@@ -445,3 +445,17 @@ def test_the_newest_pending_version_supersedes_older_ones():
     newest.offer(Receive(3, 0))
     newest.untake(taken)  # a newer one came while it was held back: the newer one waits
     assert newest.take() == Receive(3, 0)
+
+
+def test_a_channel_that_ends_before_ready_says_the_receiver_never_connected():
+    """Issue 24: a worker that was never started read as "died: Broken pipe"; before its Ready the failure
+    says it never connected and what to start, and a live receiver's end of channel says only what happened."""
+    connecting = PeerMachine(3)
+    connecting.send_init(0, 0, [0, 1])
+    connecting.channel_closed("channel closed: [Errno 32] Broken pipe")
+    assert connecting.failure.startswith("never connected (channel closed") and "sender.handle(3)" in connecting.failure
+    live = PeerMachine(3)
+    live.send_init(0, 0, [0, 1])
+    live.handle(Ready(3, 0, "ok"))
+    live.channel_closed("channel closed: EOF")
+    assert live.failure == "channel closed: EOF"

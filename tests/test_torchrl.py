@@ -166,3 +166,13 @@ def test_zero_copy_workers_and_a_policy_factory():
             col.update_policy_weights_()
     finally:
         col.shutdown()
+
+
+def test_a_single_process_collector_is_refused_with_what_is_supported():
+    """Issue 24: a single-process Collector crashed with AttributeError ('num_workers'); it is refused when
+    it is made, naming the collectors the scheme serves."""
+    from torchrl.collectors import Collector
+
+    with pytest.raises(ValueError, match="MultiSyncCollector or MultiAsyncCollector"):
+        Collector(make_env, policy=make_policy(), frames_per_batch=10, total_frames=-1,
+                  weight_sync_schemes={"policy": WeightsyncScheme()})

@@ -190,3 +190,14 @@ def stop_workers(workers: list[Worker]) -> None:
     for w in workers:
         w.process.join(timeout=10)
         w.stop()
+
+
+def forked_worker(handle, out) -> None:
+    """A user's worker under a plain fork: reports what Receiver(handle) raised (CON-2), then exits."""
+    import weightsync as ws
+
+    try:
+        ws.Receiver(handle).connect(10)
+        out.put("connected")
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        out.put(f"{type(e).__name__}: {e}")

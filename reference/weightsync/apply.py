@@ -142,6 +142,8 @@ class ZeroCopy(Strategy):
         if self.target is not None:
             for dst, view in zip(self.targets(), views):
                 dst.data = view
+                if dst.requires_grad:  # the slot's bytes are not trainable: outside autograd (ZC-3)
+                    dst.requires_grad_(False)
         self._views = views
 
     def detach(self):

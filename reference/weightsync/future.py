@@ -82,7 +82,7 @@ class SendFuture:
         if timed_out:
             for w in self.workers:
                 if w not in self._outcome:
-                    causes[w], details[w] = TIMEOUT, "no answer before the timeout; it may still ack later"
+                    causes[w], details[w] = TIMEOUT, "no answer before the timeout"
         if not causes:
             return None
         hint = RESTART_HINT if set(causes.values()) - {TIMEOUT} else "it may still ack later: wait() again"

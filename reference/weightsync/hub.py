@@ -99,7 +99,7 @@ class Hub:
         self._helper: threading.Thread | None = None
         #: Close once every receiver that joined is gone (weightsync.torchrl: nothing outlives the workers).
         self._close_when_all_gone = False
-        #: What close() closes besides channels and slots: the listener, the data plane's store.
+        #: What close() closes besides channels and slots: the listener.
         self._closables: list = []
         # Whatever close() releases is also released when the sender is collected unclosed.
         self._finalizer = weakref.finalize(self, _release, self._peers, pool, self._closables,
@@ -123,15 +123,17 @@ class Hub:
         """Takes the lock within `deadline` (SyncTimeoutError otherwise); refuses a closed sender."""
         if self._closed and not closing:  # also when a call left the lock held and close() went on without it
             raise ClosedError("the sender is closed (LIFE-6)")
-        left = deadline.left()
-        if not self._mu.acquire(timeout=-1 if left is None else left):
-            raise SyncTimeoutError([], None, hint="another thread held the sender past the timeout (API-7)")
-        try:
+        left, taken = deadline.left(), False
+        try:  # taken in the try: an interrupt on any line after it finds the lock to release (LIFE-9)
+            taken = self._mu.acquire(timeout=-1 if left is None else left)
+            if not taken:
+                raise SyncTimeoutError([], None, hint="another thread held the sender past the timeout (API-7)")
             if self._closed and not closing:
                 raise ClosedError("the sender is closed (LIFE-6)")
             return _Held(self._mu)
         except BaseException:  # a KeyboardInterrupt here included: the lock is not left held (LIFE-9)
-            unlock(self._mu)
+            if taken:
+                unlock(self._mu)
             raise
 
     @contextlib.contextmanager
@@ -333,7 +335,8 @@ class Hub:
         peer.channel, peer.handle = channel, handle
 
     def _replace(self, peer: _Peer) -> None:
-        """A new channel for a failed, gone or connecting receiver (SM-S-5, LIFE-2)."""
+        """A new channel for a failed, gone or connecting receiver (SM-S-5, LIFE-2), or for an unconnected one
+        whose handle went to a process (CON-3)."""
         peer.machine.new_handle()  # raises LocalProtocolError where the table has no such step
         self._drop(peer)
         self._pair(peer)

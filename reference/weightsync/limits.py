@@ -89,3 +89,5 @@ def network_times(lease: float = LEASE, heartbeat: float = HEARTBEAT,
         raise ValueError(f"heartbeat ({heartbeat} s) must be less than lease ({lease} s), or a quiet receiver "
                          "would lose its lease (API-10, NET-4)")
     return float(lease), float(heartbeat), float(transfer_timeout)
+#: Keys a receiver may leave in its own data-plane store before `joined` is seen; gloo's rendezvous writes two (NET-6).
+MAX_STORE_KEYS = 64

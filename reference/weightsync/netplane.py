@@ -1,7 +1,7 @@
 """The network profile's data plane (spec/15-network.md): torch.distributed gloo, one group per receiver.
 
 Each receiver incarnation gets a two-rank gloo process group (sender rank 0,
-receiver rank 1) over the sender's TCPStore and a fresh key prefix (NET-2).
+receiver rank 1) over a TCPStore of its own (NET-6) and a fresh key prefix (NET-2).
 Neither side's caller ever waits on gloo (NET-3): the sender's `Lane` is a
 thread that sends each version's slot in order, and the receiver's `Inbound`
 is a thread that receives them into buffers of its own. A transfer that fails
@@ -57,7 +57,8 @@ def _group(store: dist.Store, prefix: str, rank: int, hostname: str, timeout: fl
 
 
 class Store:
-    """The sender's TCPStore, where each pair of ranks finds the other (one per sender, made on first use)."""
+    """The TCPStore where one receiver incarnation and the sender find each other (NET-6: one per
+    incarnation, ended by its lane once the first transfer is through or the lane ends)."""
 
     def __init__(self, host: str, transfer_timeout: float = limits.TRANSFER_TIMEOUT, lease: float = limits.LEASE):
         self.host = host
@@ -68,10 +69,10 @@ class Store:
         self.port = store.port
 
     def close(self) -> None:
-        self.store = None  # the TCPStore's server ends with its last reference
+        self.store = None  # the TCPStore's server ends with its last reference, and frees what was written
 
     def data_plane(self, advertised_host: str, nbytes: int) -> dict:
-        """Init's `data_plane` for one receiver incarnation: a fresh prefix (NET-1)."""
+        """Init's `data_plane` for the incarnation this store serves: a fresh prefix (NET-1)."""
         return {"backend": BACKEND, "store": f"{advertised_host}:{self.port}", "prefix": secrets.token_hex(16),
                 "nbytes": nbytes, "timeout_ms": _ms(self.transfer_timeout), "lease_ms": _ms(self.lease)}
 
@@ -79,9 +80,12 @@ class Store:
 class Lane:
     """The sender's side of one receiver's group: sends each submitted slot, in order, from its own thread.
 
-    The thread waits for the receiver's `joined` key on a store connection of its own,
-    looking without a blocking store call, so that a receiver that never comes holds up
-    no other lane and no abort waits on it (NET-5); only then does it build the group.
+    The lane owns its receiver's store (NET-6) and ends it from its own thread, once the
+    first transfer is through or the lane ends: only then is the receiver surely past the
+    group's construction, which must not lose its store. The thread waits for the
+    receiver's `joined` key looking without a blocking store call, so that a receiver that
+    never comes holds up no other lane and no abort waits on it (NET-5); only then does it
+    build the group.
     `failed(why)` is called once, from the lane's thread, when the receiver does not
     join in time, the group cannot be built or a transfer fails; the lane then ends
     and drops the group.
@@ -117,7 +121,7 @@ class Lane:
             self._failed(why)
 
     def _connect(self, timeout: float) -> dist.Store:
-        """A store connection of this lane's own: a call waiting on it holds up no other lane (NET-5)."""
+        """A store connection of the lane's own: a call waiting on it holds up no other lane (NET-5)."""
         return _client(self._store.host, self._store.port, timeout)
 
     def _joined(self, keys: dist.Store, timeout: float) -> bool:
@@ -126,6 +130,9 @@ class Lane:
         deadline = time.monotonic() + timeout
         for key, what in ((JOINED, "join the data plane"), (RANK_KEY, "build its side of the data plane")):
             while not keys.check([key]):
+                if (n := keys.num_keys()) > limits.MAX_STORE_KEYS:
+                    raise ValueError(f"the receiver wrote {n} keys into its data-plane store, more than "
+                                     f"{limits.MAX_STORE_KEYS} (NET-6)")
                 if self._stop.wait(JOIN_POLL):
                     return False  # closed before the receiver built its side: nothing was started to wait out
                 if time.monotonic() > deadline:
@@ -133,6 +140,12 @@ class Lane:
         return True
 
     def _run(self) -> None:
+        try:
+            self._serve()
+        finally:
+            self._store.close()  # from this thread only: never under a group being built (NET-6)
+
+    def _serve(self) -> None:
         prefix, hostname, timeout = self._args
         try:
             store = self._connect(timeout)
@@ -155,6 +168,7 @@ class Lane:
                 except Exception as e:  # noqa: BLE001
                     self._fail(f"the transfer of version {version} failed: {type(e).__name__}: {e}")
                     return
+                self._store.close()  # the receiver has posted its receive: past its group's construction
         finally:
             self._group = None
             del group

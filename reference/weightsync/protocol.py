@@ -65,6 +65,7 @@ SENDER_TABLE: dict[tuple[PeerState, str], PeerState] = {
     (_P.GONE, "new handle"): _P.UNCONNECTED,
     (_P.FAILED, "new handle"): _P.UNCONNECTED,
     (_P.CONNECTING, "new handle"): _P.UNCONNECTED,
+    (_P.UNCONNECTED, "new handle"): _P.UNCONNECTED,  # only once its handle went to a process (CON-3)
 }
 
 _R = ReceiverState
@@ -282,7 +283,11 @@ class PeerMachine:
         return RemoteProtocolError(text, state=self.state.value, event=event, requirement=rule, peer=self.id)
 
     def channel_closed(self, why: str) -> tuple[int, ...]:
-        """End of channel (or an expired lease): gone; returns the pending versions it fails (SEND-3)."""
+        """End of channel (or an expired lease): gone; returns the pending versions it fails (SEND-3).
+        Before its Ready it never connected: most often no process was started with its handle."""
+        if self.state is PeerState.CONNECTING:
+            why = (f"never connected ({why}); no process with sender.handle({self.id}) or its URL called "
+                   "connect(), or it exited first")
         return self._cut("channel closed", why, DIED)
 
     def violation(self, error: Exception) -> tuple[int, ...]:

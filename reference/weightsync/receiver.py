@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -68,6 +67,10 @@ class Receiver:
         elif isinstance(handle, Handle):
             if handle.closed:
                 raise LocalProtocolError(_CLOSED_HANDLE.format(handle.receiver))
+            if handle.given:
+                raise LocalProtocolError(handle.given_away())
+            if (why := handle.inherited()) is not None:
+                raise LocalProtocolError(why)
             self.id = handle.receiver
             # Our own descriptor: the handle's may be the sender's copy when both live in
             # one process, and the sender closes that one at connect.
@@ -98,7 +101,7 @@ class Receiver:
         self._wlock = threading.Lock()  # one thread writes it at a time
         self._closing = False
         self._thread: threading.Thread | None = None
-        self._wake_r, self._wake_w = os.pipe()
+        self._wake = transport.WakePipe()  # close() wakes a poll() in another thread
         self.failure: BaseException | None = None
         self._unreported: BaseException | None = None  # a violation poll() has not raised yet
 
@@ -177,7 +180,7 @@ class Receiver:
             self._machine.check_init(msg)  # INIT-2, MSG-2
             if msg.data_plane is not None:
                 net = NetworkPending(channel, self._machine, msg, self.zero_copy, self._map_buffer, self._answer,
-                                     self._broken, lambda: self._closing, self._wake_r)
+                                     self._broken, lambda: self._closing, self._wake.r)
                 self._pending = net
                 buffer = net.setup(deadline)
             else:
@@ -201,7 +204,7 @@ class Receiver:
         if net is not None:
             net.start(buffer)
         else:
-            self._pending = ChannelPending(channel, self._machine, self._map, lambda: self._closing, self._wake_r)
+            self._pending = ChannelPending(channel, self._machine, self._map, lambda: self._closing, self._wake.r)
         if self.mode == "push":
             self._thread = threading.Thread(target=self._run, name=f"weightsync-receiver-{self.id}", daemon=True)
             self._thread.start()
@@ -283,12 +286,16 @@ class Receiver:
         if self.closed:
             return
         self._closing = True
-        os.write(self._wake_w, b"x")
+        self._wake.wake()
         self._lock.wake()
         bound = Deadline(limits.CLOSE_WAIT)  # one bound for every wait of close() (LIFE-5)
-        if self._thread is not None and self._thread.ident is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=bound.left())
-            if self._thread.is_alive():  # pragma: no cover - only a stuck torch copy could do this
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            try:
+                thread.join(timeout=bound.left())
+            except RuntimeError:  # connect() in another thread is starting it: it sees _closing and ends
+                pass
+            if thread.is_alive():  # pragma: no cover - only a stuck torch copy could do this
                 log.error("receiver %d: apply thread did not stop within %.0f s", self.id, limits.CLOSE_WAIT)
         if self._pending is not None:
             self._pending.close()
@@ -298,12 +305,10 @@ class Receiver:
                 self._strategy.detach()  # zero-copy: own copies before the sender may reuse the slot (LIFE-5)
             if self._channel is not None:
                 self._channel.close()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
+            self._wake.close()
             self._views.clear()  # the slot views: zero-copy weights are own copies now (detach)
-            for mapped in self._mapped.values():
-                mapped.close()
-            self._mapped.clear()
+            while self._mapped:  # one at a time: a connect() in another thread may still be adding
+                self._mapped.popitem()[1].close()
             self._machine.close()
         finally:
             # Not taken in time: a poll() that an exception interrupted left it held (LIFE-9); free it for good.

@@ -78,7 +78,6 @@ class Sender(Hub):
         _check_init_fits(self._manifest, max_slots)
         self._version = 0
         self._futures: dict[int, SendFuture] = {}
-        self._store: netplane.Store | None = None  # the data plane's rendezvous, made at the first network join
         super().__init__(SlotPool(max_slots), listen, num_workers, times)
         try:
             tensors = self._checker.ordered(flat)
@@ -131,12 +130,13 @@ class Sender(Hub):
             return self._listener.url(i)
 
     def handle(self, i: int) -> Handle:
-        """The picklable handle for receiver `i` (a new one after `i` failed or is gone, LIFE-2)."""
+        """The picklable handle for receiver `i`: a new one after `i` failed or is gone (LIFE-2), or once
+        its handle went to a process (CON-3)."""
         with self._locked(_FOREVER):
             peer = self._peers[self._check_id(i)]
             self._take_arrived()
             peer.machine.check_handle()  # LIFE-3
-            if peer.machine.state is PeerState.UNCONNECTED and peer.handle is not None:
+            if peer.machine.state is PeerState.UNCONNECTED and peer.handle is not None and not peer.handle.given:
                 return peer.handle
             if peer.machine.state is PeerState.UNCONNECTED and peer.channel is None:  # listening: on demand
                 return self._pair(peer)
@@ -300,10 +300,8 @@ class Sender(Hub):
         assert channel is not None and self._listener is not None, "a network receiver joined by URL"
         assert isinstance(latest, CpuSlot), "a CPU group's latest slot; version 0 is published when it is made"
         local = channel.sock.getsockname()[0]
-        if self._store is None:
-            self._store = netplane.Store(self._listener.address.sockaddr[0], self._transfer_timeout, self._lease)
-            self._closables.append(self._store)
-        plane = self._store.data_plane(local, group.nbytes)
+        store = netplane.Store(self._listener.address.sockaddr[0], self._transfer_timeout, self._lease)  # NET-6
+        plane = store.data_plane(local, group.nbytes)
         init = Init(PROTOCOL_VERSION, peer.machine.id, group.manifest, (), self._version, 0,
                     capabilities=("network",), data_plane=plane)
         self._write(peer, init)
@@ -314,7 +312,7 @@ class Sender(Hub):
             if sender is not None:
                 sender._lane_failed(peer, incarnation, why)
 
-        peer.lane = netplane.Lane(self._store, plane, local, failed)
+        peer.lane = netplane.Lane(store, plane, local, failed)
         peer.lane.submit(self._version, latest.buffer.tensor)
 
     # ---- checks --------------------------------------------------------------------

@@ -93,6 +93,12 @@ class WeightsyncScheme(WeightSyncScheme):
         self.model_id = model_id
         if context is not None:
             self.context = context
+            if not num_workers and not hasattr(context, "num_workers"):
+                raise ValueError(
+                    f"WeightsyncScheme syncs weights into a collector's worker processes, and a "
+                    f"{type(context).__name__} runs its policy in this process, where there is nothing to sync: "
+                    "use it with MultiSyncCollector or MultiAsyncCollector (or give num_workers= for a "
+                    "collector of your own)")
             num_workers = num_workers or context.num_workers
         if weights is None:
             source = model if model is not None else self._context_model()

@@ -293,13 +293,15 @@ class Handle:
     """What a receiver process needs to reach the sender: pass it as a Process argument.
 
     It holds the receiver's end of a Unix socket pair (`conn`), travels only to a
-    process started with spawn or forkserver (CON-2), and only until the sender's
-    connect() consumes it (LIFE-2).
+    process started with spawn or forkserver (CON-2), to one process only (CON-3),
+    and only until the sender's connect() consumes it (LIFE-2).
     """
 
     def __init__(self, receiver: int, conn: socket.socket):
         self.receiver = receiver
         self.conn = conn
+        self.given = False  # pickled: its channel end went to another process, which alone may use it (CON-3)
+        self.pid = os.getpid()  # made, or unpickled, here: a forked child sees its parent's pid (CON-2)
 
     @property
     def closed(self) -> bool:
@@ -315,7 +317,22 @@ class Handle:
                 f"handle({self.receiver}) was consumed by connect(); call sender.handle({self.receiver}) "
                 "for a new one (LIFE-2)"
             )
+        if self.given:
+            raise LocalProtocolError(self.given_away())
+        self.given = True
         return (Handle, (self.receiver, self.conn))
+
+    def inherited(self) -> str | None:
+        """Why this process may not use the handle, when it came by fork rather than pickling (CON-2)."""
+        if self.pid == os.getpid():
+            return None
+        return (f"handle({self.receiver}) reached this process by fork, which hands a child every channel of its "
+                "parent, so the sender could no longer see a worker die; start workers with the spawn or "
+                "forkserver start method, e.g. torch.multiprocessing.get_context('spawn').Process (CON-2)")
+
+    def given_away(self) -> str:
+        return (f"handle({self.receiver}) already went to a process, and a handle reaches one process; for a new "
+                f"process call sender.handle({self.receiver}) for a new handle, which cuts the old one off (CON-3)")
 
     def __repr__(self) -> str:
         return f"Handle(receiver={self.receiver})"
@@ -325,3 +342,24 @@ def socket_pair() -> tuple[socket.socket, socket.socket]:
     """Two connected stream sockets: the sender's end and the end that goes into a handle."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     return ours, theirs
+
+
+class WakePipe:
+    """A pipe whose read end `r` a thread polls beside its channel, so that another thread can wake it.
+
+    close() closes each end once, even after an earlier close() that an interrupt cut short
+    (LIFE-9): an end is forgotten before it is closed, so it is never closed twice (a number
+    the system may already have given to another file), at worst leaked.
+    """
+
+    def __init__(self) -> None:
+        self.r, self.w = os.pipe()
+        self._open = [self.r, self.w]
+
+    def wake(self) -> None:
+        if self.w in self._open:
+            os.write(self.w, b"x")
+
+    def close(self) -> None:
+        while self._open:
+            os.close(self._open.pop())

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 import torch.multiprocessing as mp
 
-from . import network
+from . import network, startup
 from .baselines import QUEUE_MAX_TENSORS, bench_copy, bench_pipe, bench_queue, bench_torchrl, torchrl_version
 from .cases import LAYOUT_SIZES, LAYOUTS, RECEIVERS, SIZES, Case, fill, fmt_params, make_weights, runs_at
 from .plots import plot
@@ -51,6 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1,
                         help="torch intra-op threads of the sending process (default 1; receivers use 1)")
     parser.add_argument("--devices", help="comma-separated subset of cpu and cuda (default: cpu, and cuda when present)")
+    parser.add_argument("--no-startup", action="store_true",
+                        help="leave out the start-up figures (import time, and connect time of N spawned workers)")
     parser.add_argument("--no-network", action="store_true",
                         help="leave out the network profile's cases (TCP and gloo next to a raw gloo transfer)")
 
@@ -174,6 +176,12 @@ def run(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     ctx = mp.get_context("spawn")
     t_start = time.perf_counter()
+    started = None
+    if not args.no_startup:  # before the pool, which would share the cores with it
+        started = startup.measure(sorted({1, max(cfg["receivers"])}), tries=1 if args.quick else 3)
+        print(f"start-up: import torch {started['import_s']['torch']:.2f} s, weightsync adds "
+              f"{started['import_added_s']:.2f} s; spawn, import and connect of N workers: "
+              + ", ".join(f"{n}: {t:.2f} s" for n, t in started["connect_s"].items()), flush=True)
     pool = Pool(max(cfg["receivers"]), ctx)
     print(f"started {len(pool.procs)} worker processes in {time.perf_counter() - t_start:.1f} s", flush=True)
     cases: list[Case] = []
@@ -224,6 +232,7 @@ def run(args: argparse.Namespace) -> int:
                                                    *([network.FLOOR, *net_variants] if net_variants else [])]},
         "command": " ".join(["python -m weightsync bench", *argv_shown(args)]),
         "elapsed_s": round(elapsed, 1),
+        "startup": started,
         "cases": [json_safe({**asdict(c), "throughput": c.throughput}) for c in cases],
         "targets": targets,
     }

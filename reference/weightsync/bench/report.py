@@ -15,7 +15,7 @@ import platform
 
 import torch
 
-from . import network
+from . import network, startup
 from .baselines import torchrl_version
 from .cases import LAYOUTS, Case, fmt_params, lookup
 from .systems import COLUMNS, VARIANTS, best_weightsync
@@ -101,6 +101,8 @@ def markdown(results: dict, plots: list[str]) -> str:
     for t in results["targets"]:
         lines.append(f"| {t['name']} | {t['value'] if t['value'] is not None else '-'} | {t['limit']} | "
                      f"{t['verdict']} | {t['detail'] or ''} |")
+    if results.get("startup"):
+        lines += ["", *startup.markdown(results["startup"])]
     present = [s for s in COLUMNS if any(c.system == s for c in cases)]
     ws_cols = [s for s in VARIANTS if s in present]
     for device in sorted({c.device for c in cases} - {"tcp"}):
