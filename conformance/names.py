@@ -15,6 +15,7 @@ ERROR_NAMES = (
 #: The errors about receivers, which carry .workers, .version and .details (API-4).
 RECEIVER_ERRORS = ("SyncTimeoutError", "ReceiverError", "ReceiverDiedError")
 REQUIRED_NAMES = ("Sender", "Receiver", *ERROR_NAMES, "CAPABILITIES")
-KNOWN_CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda", "rendezvous", "network", "pack"})
+KNOWN_CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda", "rendezvous", "network", "pack",
+                                "hooks", "cast"})
 #: The environment variable that carries --conformance-timescale to conformance.timing and the workers.
 TIMESCALE_ENV = "WEIGHTSYNC_CONFORMANCE_TIMESCALE"

@@ -158,3 +158,119 @@ def test_weights_the_wire_cannot_carry_are_refused_at_once(ws, case):
         if hasattr(made, "close"):
             made.close()
         raise AssertionError(f"SEC-7 violated: {what} accepted weights with {case}")
+
+
+# ---- API-11: hooks ----------------------------------------------------------------------------------
+
+
+@pytest.mark.req("API-11", "SEND-5", "LIFE-8")
+@pytest.mark.needs("hooks", "push")
+def test_a_done_callback_is_called_once_without_polling_and_may_call_the_sender(ws, rigs):
+    """Two push workers; the callbacks of an acked send run once, with nobody waiting or polling, from a thread
+    where the sender is free (a callback reads sender.version under no lock of the caller's); wait(0) then gives
+    the version; a callback added afterwards runs at once; figures account for both targets. A send whose
+    target was killed decides its error, and its callback sees it."""
+    import threading
+
+    rig = rigs(basic(0), 2)
+    f = rig.send_async(basic(1))
+    calls: list = []
+    ran = threading.Event()
+
+    def callback(fut):
+        calls.append((fut.version, rig.sender.version, threading.current_thread() is threading.main_thread()))
+        ran.set()
+
+    f.add_done_callback(callback)
+    from .verdict import in_time
+
+    in_time(ran.wait(tm.T), f"API-11 violated: a done callback of an acked send did not run within {tm.T:.0f} s "
+                            "while nobody waited")
+    rig.model.acked(0, f.version)
+    rig.model.acked(1, f.version)
+    assert waited(f, "API-11", timeout=0) == f.version
+    assert calls == [(f.version, f.version, False)], f"API-11 violated: the callback ran as {calls}"
+    late: list = []
+    f.add_done_callback(late.append)
+    assert late == [f], "API-11 violated: a callback added after the others ran was not called at once"
+    figures = f.figures
+    assert figures.version == f.version and figures.nbytes > 0 and figures.publish_s >= 0, (
+        f"API-11 violated: figures {figures}")
+    assert sorted(figures.answered_s) == [0, 1] and figures.causes == {0: "ok", 1: "ok"}, (
+        f"API-11 violated: figures {figures}")
+    assert len(calls) == 1, f"API-11 violated: a callback ran {len(calls)} times"
+    rig.check()
+
+
+@pytest.mark.req("API-11", "SEND-5")
+@pytest.mark.needs("hooks", "push")
+def test_await_gives_the_version_or_the_error_without_blocking_the_loop(ws, rigs):
+    """In asyncio, `await future` gives the version of an acked send; a ticker task keeps running meanwhile."""
+    import asyncio
+
+    rig = rigs(basic(0), 1)
+
+    async def main():
+        ticks = 0
+
+        async def tick():
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        ticker = asyncio.ensure_future(tick())
+        f = rig.send_async(basic(1))
+        try:
+            v = await asyncio.wait_for(f, tm.T)
+        finally:
+            ticker.cancel()
+        return f, v, ticks
+
+    f, v, ticks = asyncio.run(main())
+    rig.model.acked(0, f.version)
+    assert v == f.version, f"API-11 violated: await gave {v!r}, expected {f.version}"
+    assert ticks > 0, "API-11 violated: the event loop did not run while the future was awaited"
+    rig.check()
+
+
+@pytest.mark.req("API-11", "ACK-4")
+@pytest.mark.needs("hooks")
+@pytest.mark.parametrize("mode", ["push", "pull"])
+def test_on_apply_is_told_each_version_applied(ws, mode):
+    """Receiver(on_apply=fn) in this process: fn gets 0 at connect, then each version applied, in order, and may
+    open reading() (the apply's lock is free); an fn that raises changes nothing."""
+    import threading
+    import time
+
+    if mode not in ws.CAPABILITIES:
+        pytest.skip(f"needs {mode}")
+    sender = ws.Sender(basic(0), 1)
+    got: list = []
+    receiver = None
+
+    def on_apply(version):
+        with receiver.reading(tm.SHORT):
+            got.append((version, receiver.version))
+        if version == 2:
+            raise RuntimeError("a caller's bug")
+
+    try:
+        receiver = ws.Receiver(sender.handle(0), mode=mode, on_apply=on_apply)
+        t = threading.Thread(target=receiver.connect, args=(tm.T,), daemon=True)
+        t.start()
+        sender.connect(tm.T)
+        t.join(tm.T)
+        for v in (1, 2, 3):
+            f = sender.send_async(basic(v), timeout=tm.T)
+            if mode == "pull":
+                assert receiver.poll(tm.T) == v, f"API-3 violated: poll() did not apply version {v}"
+            waited(f, "API-11")
+        deadline = time.monotonic() + tm.SHORT  # push: on_apply runs just after the ack that ended wait()
+        while len(got) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert got == [(0, 0), (1, 1), (2, 2), (3, 3)], f"API-11 violated: on_apply was told {got}"
+    finally:
+        if receiver is not None:
+            receiver.close()
+        sender.close()

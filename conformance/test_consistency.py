@@ -367,3 +367,85 @@ def test_zero_copy_weights_are_handed_out_outside_autograd(ws):
         receiver.close()
     finally:
         sender.close()
+
+
+@pytest.mark.req("LAYOUT-3", "ACK-3", "INIT-3")
+@pytest.mark.needs("cast", "module", "push")
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_cast_slots_give_each_receiver_the_rounded_weights_it_asked_for(ws, dtype):
+    """An fp32 trainer, `dtypes=` asking a lower precision for receivers 0 and 1: a copy-mode module of that
+    dtype, a zero-copy one (where declared) and an fp32 receiver each hold, after every send, exactly the
+    trainer's weights cast to their dtype; receiver 0's Init names that dtype. Without the request, a
+    target of that dtype is refused (INIT-3)."""
+    import threading
+
+    from torch import nn
+
+    low = getattr(torch, dtype)
+    zero_copy = "zero_copy" in ws.CAPABILITIES
+    trainer = nn.Sequential(nn.Linear(16, 8), nn.Linear(8, 4))
+    trainer.register_buffer("steps", torch.zeros(3, dtype=torch.int64))  # not floating: kept as it is
+    targets = [nn.Sequential(nn.Linear(16, 8), nn.Linear(8, 4)).to(low) for _ in range(2)]
+    targets.append(nn.Sequential(nn.Linear(16, 8), nn.Linear(8, 4)))
+    for t in targets:
+        t.register_buffer("steps", torch.ones(3, dtype=torch.int64))
+    sender = ws.Sender(trainer, 3, dtypes=[low, low, None])
+    receivers = []
+    try:
+        receivers = [ws.Receiver(sender.handle(0), targets[0]),
+                     ws.Receiver(sender.handle(1), targets[1], zero_copy=zero_copy),
+                     ws.Receiver(sender.handle(2), targets[2])]
+        box: dict = {}
+        threads = [threading.Thread(target=lambda r=r: box.setdefault(r.id, r.connect(tm.T)), daemon=True)
+                   for r in receivers]
+        for t in threads:
+            t.start()
+        try:
+            bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"INIT-4 violated: healthy receivers of cast slots did not connect: {e}") from None
+        for t in threads:
+            t.join(tm.T + tm.SLACK)
+        assert box == {0: 0, 1: 0, 2: 0}, (f"LAYOUT-3 violated: receivers of slots cast as asked connected with "
+                                           f"{box} (a target of the asked dtype refused?)")
+        gen = torch.Generator().manual_seed(7)
+        for v in range(1, 4):
+            with torch.no_grad():
+                for p in trainer.parameters():
+                    p.copy_(torch.randn(p.shape, generator=gen) * 10 ** v)
+                trainer.steps.add_(v)
+            try:
+                got = bounded(sender.send, timeout=tm.T, limit=tm.T + tm.SLACK, what="send")
+            except (HarnessError, ws.SyncTimeoutError) as e:
+                raise TooSlow(f"SEND-1 violated: a send to healthy cast receivers timed out: {e}") from None
+            assert got == v, f"VER-1 violated: send returned {got}, expected {v}"
+            for i, target in enumerate(targets):
+                with receivers[i].reading(tm.SHORT):
+                    for name, want in trainer.state_dict().items():
+                        held = target.state_dict()[name]
+                        expect = want.to(low) if i < 2 and want.is_floating_point() else want
+                        assert held.dtype == expect.dtype and torch.equal(held, expect), (
+                            f"LAYOUT-3 violated: receiver {i} holds {name} as {held.dtype} {held.flatten()[:3]}, "
+                            f"expected {expect.dtype} {expect.flatten()[:3]} after version {v}")
+    finally:
+        for r in receivers:
+            r.close()
+        sender.close()
+    plain = ws.Sender(trainer, 1)
+    try:
+        wrong = nn.Sequential(nn.Linear(16, 8), nn.Linear(8, 4)).to(low)
+        wrong.register_buffer("steps", torch.ones(3, dtype=torch.int64))  # only the dtype differs
+        refused = ws.Receiver(plain.handle(0), wrong)
+
+        def trainer_side():
+            try:
+                plain.connect(tm.T)
+            except ws.WeightSyncError:
+                pass  # the refusal reaches the sender as Ready(error)
+
+        threading.Thread(target=trainer_side, daemon=True).start()
+        expect_error(ws, "WeightsMismatchError", refused.connect, tm.T, ids="INIT-3",
+                     what=f"connect() of a {dtype} target to fp32 slots nobody asked to cast")
+        refused.close()
+    finally:
+        plain.close()

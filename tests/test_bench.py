@@ -44,6 +44,10 @@ def test_bench_runs_tiny(tmp_path):
     assert started["import_s"]["torch"] > 0 and started["import_added_s"] < started["import_s"]["torch"]
     assert sorted(started["connect_s"]) == ["1", "2"] and all(t > 0 for t in started["connect_s"].values())
     assert "### Start-up" in (out / "results.md").read_text()
+    rows = results["memory"]["rows"]  # issue 24: slots held per worker count, within SLOT-3's default bound
+    assert sorted(rows) == ["1", "2"] and all(2 <= k <= int(n) + 2 for n, (k, _) in rows.items()), rows
+    assert results["memory"]["large"]["copies"] == {"1": 3, "2": 3}
+    assert "### Shared memory of the slots" in (out / "results.md").read_text()
     assert all(c["p50"] > 0 and c["p90"] >= c["p50"] for c in results["cases"])
     assert all(c["fds"] is not None for c in results["cases"] if c["system"] in systems.VARIANTS)
     assert sum(line.startswith("[") for line in proc.stdout.splitlines()) == expected  # one line per case
@@ -52,7 +56,8 @@ def test_bench_runs_tiny(tmp_path):
     assert [t["name"] for t in results["targets"]] == [t.name for t in targets.TARGETS]
     if importlib.util.find_spec("matplotlib") is None:  # plots are optional
         return
-    assert sorted(p.name for p in out.glob("*.png")) == ["latency-cpu-few.png", "latency-cpu-many.png"]
+    assert sorted(p.name for p in out.glob("*.png")) == ["latency-cpu-few.png", "latency-cpu-many.png",
+                                                          "latency-tcp-few.png"]  # the TCP cases drawn too
 
 
 @pytest.mark.timeout(300)

@@ -504,3 +504,64 @@ def test_import_weightsync_adds_nothing_heavy_to_import_torch():
     assert not {m for m in out.stdout.split() if m.startswith(("torch._dynamo", "torch.distributed"))}, out.stdout
     light = {"msgpack", "hmac", "secrets", "cython_runtime", "_hashlib", "hashlib", "base64", "binascii"}
     assert {m for m in added - light if not m.startswith("_cython")} == set(), added
+
+
+def test_slot_bound_defaults_and_limits():
+    """SLOT-3 (issue 24): N+2 slots per device for a small model, 3 for one above 1 GiB whatever N, and
+    max_slot_bytes lowers either; fewer than the two slots of SLOT-1 is refused."""
+    from weightsync import limits
+    from weightsync.slots import slot_bound
+
+    small, large = 100 << 20, (1 << 30) + 4096
+    assert slot_bound(small, 3, None, None) == 5
+    assert [slot_bound(large, n, None, None) for n in (1, 2, 8, 64)] == [3, 3, 3, 3]
+    assert slot_bound(large, 8, None, None) * large <= limits.LARGE_SLOT_COPIES * large  # the 8-worker 1 GiB case
+    assert slot_bound(large, 8, 6, None) == 6  # an explicit max_slots is the caller's
+    assert slot_bound(small, 8, None, 4 * small + 1) == 4
+    assert slot_bound(small, 8, 3, 10 * small) == 3
+    for max_slots, max_bytes in ((1, None), (None, 2 * small - 1), (None, 0), (True, None), (None, 2.5 * small)):
+        with pytest.raises(ValueError, match="SLOT-1"):
+            slot_bound(small, 8, max_slots, max_bytes)
+
+
+def test_max_slot_bytes_bounds_what_a_send_may_allocate(local):
+    """SLOT-3 with max_slot_bytes: a pull receiver that does not poll pins one slot and the latest another; with
+    room for two slots the next send waits and raises SyncTimeoutError naming it, publishing nothing, where the
+    default bound (N+2) would allocate a third slot."""
+    for bound, third in ((2 * 4096, False), (None, True)):  # one slot holds 4,096 bytes
+        sender, (r,) = local({"w": torch.zeros(1024)}, 1, modes="pull",
+                             **({} if bound is None else {"max_slot_bytes": bound}))
+        for v in (1, 2):
+            assert sender.send_async({"w": torch.full((1024,), float(v))}, timeout=1).version == v
+        if third:
+            assert sender.send_async({"w": torch.full((1024,), 3.0)}, timeout=1).version == 3
+            assert r.poll(5) == 3
+            continue
+        with pytest.raises(ws.SyncTimeoutError) as e:
+            sender.send_async({"w": torch.full((1024,), 3.0)}, timeout=0.2)
+        assert e.value.workers == [0] and e.value.version is None and sender.version == 2, e.value
+        assert r.poll(5) == 2  # the newest pending version; its slots are free again (ACK-2)
+        assert sender.send_async({"w": torch.full((1024,), 3.0)}, timeout=5).version == 3
+
+
+def test_cast_slots_from_packed_weights_and_bad_dtypes(local):
+    """LAYOUT-3 in the reference: packed fp32 weights reach a bf16 receiver rounded (the packed buffer's one copy
+    does not apply to a slot of another dtype); a dtype that is not floating, or a list of the wrong length,
+    is refused naming LAYOUT-3; asking for the weights' own dtype makes no second group."""
+
+    # 16 bytes of fp32 and 8 of bf16 both take one 64-byte place: the slots are the same size, so only the
+    # layout's dtype tells a raw copy of the packed buffer from a cast
+    trainer = ws.pack({"a": torch.zeros(4), "b": torch.zeros(4)})
+    target = {"a": torch.zeros(4, dtype=torch.bfloat16), "b": torch.zeros(4, dtype=torch.bfloat16)}
+    sender, (r,) = local(trainer, 1, targets=[target], dtypes=torch.bfloat16)
+    with torch.no_grad():
+        trainer["a"].copy_(torch.randn(4) * 1000)
+        trainer["b"].copy_(torch.randn(4))
+    sender.send(timeout=10)
+    for name in ("a", "b"):
+        assert torch.equal(target[name], trainer[name].detach().bfloat16()), name
+    for bad in (torch.int32, [torch.bfloat16, None]):
+        with pytest.raises(ValueError, match="LAYOUT-3"):
+            ws.Sender({"w": torch.zeros(4)}, 1, dtypes=bad)
+    with ws.Sender({"w": torch.zeros(4)}, 2, dtypes=torch.float32) as same:
+        assert list(same._pool.groups) == [torch.device("cpu")]

@@ -18,7 +18,7 @@ from .errors import (
     WeightsMismatchError,
     WeightSyncError,
 )
-from .future import SendFuture
+from .future import SendFigures, SendFuture
 from .messages import PROTOCOL_VERSION
 from .packing import Packed, pack
 from .receiver import Receiver
@@ -28,7 +28,8 @@ from .transport import Handle
 __version__ = "1.1.0"
 
 #: Optional parts of the spec this implementation provides (conformance capabilities).
-CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda", "rendezvous", "network", "pack"})
+CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda", "rendezvous", "network", "pack",
+                          "hooks", "cast"})
 
 logging.getLogger("weightsync").addHandler(logging.NullHandler())
 
@@ -45,6 +46,7 @@ __all__ = [
     "ReceiverError",
     "RefusedError",
     "RemoteProtocolError",
+    "SendFigures",
     "SendFuture",
     "Sender",
     "SyncTimeoutError",

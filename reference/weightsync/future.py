@@ -6,23 +6,41 @@ into the one error a failed wait raises, naming every receiver at fault.
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any
 
 from .clock import Deadline
 from .errors import TIMEOUT, ClosedError, WeightSyncError, receivers_error
 from .messages import OK
 from .protocol import SettleWindow
 
+log = logging.getLogger("weightsync")
+
 RESTART_HINT = ("restart it (sender.handle(i) or its URL, then sender.connect(workers=[i])), "
                 "or leave it out of workers=")
 
 
+@dataclass(frozen=True)
+class SendFigures:
+    """What one send cost, as far as it is known (API-11): final once the future is done."""
+
+    version: int
+    nbytes: int  # bytes written into slots for this version
+    publish_s: float  # from the call to the publication: checks, copies, Receives
+    answered_s: dict[int, float] = field(default_factory=dict)  # target -> seconds from publication to its answer
+    causes: dict[int, str] = field(default_factory=dict)  # target -> "ok" or its failure cause
+
+
 class SendFuture:
-    """The outcome of one send per targeted receiver: `wait()` for all of them, `done()` to look."""
+    """The outcome of one send per targeted receiver: `wait()` for all of them, `done()` to look,
+    `add_done_callback()` or `await` to be told (API-11)."""
 
     def __init__(self, version: int, workers: list[int], refresh: Callable[[], None],
-                 wait: Callable[[SendFuture, Deadline], int]):
+                 wait: Callable[[SendFuture, Deadline], int], nbytes: int = 0):
         #: What the sender lends a future: read the answers that arrived (never blocks), and wait for this one.
         self._refresh, self._wait = refresh, wait
         self.version = version
@@ -30,6 +48,13 @@ class SendFuture:
         self._outcome: dict[int, tuple[str, str]] = {}  # worker -> (OK or a failure cause, detail)
         self._window = SettleWindow()  # opened by the first failure (SEND-7)
         self._closed_on: list[int] | None = None  # the targets that had not answered when close() ran
+        self._nbytes, self._publish_s, self._published = nbytes, 0.0, time.monotonic()
+        self._answered: dict[int, float] = {}
+        # Callbacks not yet run, or None once they ran; changed only under _calls, held for list operations only.
+        self._callbacks: list[Callable[[SendFuture], Any]] | None = []
+        self._calls = threading.Lock()
+        self._watcher: threading.Thread | None = None
+        self._seen: tuple[int | None, WeightSyncError | None] = (None, None)  # what the watcher's wait() decided
 
     def done(self) -> bool:
         """True once every targeted receiver has answered (acked, failed or gone). Never blocks.
@@ -63,6 +88,7 @@ class SendFuture:
         if worker in self._outcome or worker not in self.workers:
             return
         self._outcome[worker] = (cause, detail)
+        self._answered[worker] = time.monotonic() - self._published
         if cause != OK:
             self._window.failed(time.monotonic())
 
@@ -88,5 +114,65 @@ class SendFuture:
         hint = RESTART_HINT if set(causes.values()) - {TIMEOUT} else "it may still ack later: wait() again"
         return receivers_error(causes, details, self.version, hint)
 
+    def _published_after(self, seconds: float) -> None:
+        """The sender wrote every Receive: answers are timed from now."""
+        self._publish_s, self._published = seconds, time.monotonic()
+
+    @property
+    def figures(self) -> SendFigures:
+        """Bytes, publish time, and each answer's time and cause, as known now (API-11)."""
+        return SendFigures(self.version, self._nbytes, self._publish_s, dict(self._answered),
+                           {w: c for w, (c, _) in self._outcome.items()})
+
+    def add_done_callback(self, fn: Callable[[SendFuture], Any]) -> None:
+        """Calls fn(self) once wait()'s outcome is decided, from a thread of the binding, never under the
+        sender's lock; at once, in this thread, if the callbacks already ran (API-11)."""
+        with self._calls:
+            pending = self._callbacks
+            if pending is not None:
+                pending.append(fn)
+                if self._watcher is None:  # someone must read the answers: a thread that waits, as wait() does
+                    self._watcher = threading.Thread(target=self._watch, name=f"weightsync-future-{self.version}",
+                                                     daemon=True)
+                    self._watcher.start()
+        if pending is None:
+            _call(fn, self)
+
+    def _watch(self) -> None:
+        try:
+            self._seen = (self.wait(None), None)
+        except WeightSyncError as e:  # decided: SEND-2, SEND-7, or the sender closed (LIFE-8)
+            self._seen = (None, e)
+        with self._calls:
+            callbacks, self._callbacks = self._callbacks or [], None
+        for fn in callbacks:
+            _call(fn, self)
+
+    def __await__(self) -> Generator[Any, None, int]:
+        """`await future` in asyncio: wait()'s version or error, without blocking the event loop (API-11)."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        result: asyncio.Future[int] = loop.create_future()
+
+        def settle() -> None:
+            if result.cancelled():
+                return
+            version, error = self._seen  # what the watcher's wait() decided, before the callbacks ran
+            if error is not None or version is None:
+                result.set_exception(error or RuntimeError("the watcher decided nothing"))
+            else:
+                result.set_result(version)
+
+        self.add_done_callback(lambda _: loop.call_soon_threadsafe(settle))
+        return result.__await__()
+
     def __repr__(self) -> str:
         return f"SendFuture(version={self.version}, workers={self.workers}, done={self.complete})"
+
+
+def _call(fn: Callable[[SendFuture], Any], future: SendFuture) -> None:
+    try:
+        fn(future)
+    except Exception:  # noqa: BLE001 - a caller's callback changes nothing of ours (API-11)
+        log.exception("a done callback of version %d raised", future.version)

@@ -7,6 +7,7 @@ allocation and an update is one batched copy (LAYOUT-2).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, TypeGuard
@@ -146,6 +147,18 @@ def make_manifest(flat: Mapping[str, torch.Tensor]) -> tuple[Entry, ...]:
     return tuple(entries)
 
 
+#: The floating dtypes a slot may be cast to (LAYOUT-3), those of Table 12-2.
+CAST_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def cast_manifest(manifest: Sequence[Entry], dtype: torch.dtype) -> tuple[Entry, ...]:
+    """The manifest of slots holding every floating entry as `dtype`, laid out afresh (LAYOUT-1, LAYOUT-3)."""
+    flat = {e.name: torch.empty(e.shape, dtype=dtype if dtype_of(e.dtype).is_floating_point else dtype_of(e.dtype),
+                                device="meta") for e in manifest}
+    devices = [e.device for e in manifest]
+    return tuple(dataclasses.replace(e, device=d) for e, d in zip(make_manifest(flat), devices))
+
+
 def slot_nbytes(manifest: Sequence[Entry], device: str) -> int:
     """Bytes of one slot on `device`, at least ALIGN so that a buffer always exists."""
     end = max((e.offset + e.nbytes for e in manifest if e.device == device), default=0)
@@ -252,11 +265,13 @@ class Packer:
     CPU slot are copied array by array.
     """
 
-    def __init__(self, buffer: torch.Tensor, manifest: Sequence[Entry], source: torch.device | str | None = None):
+    def __init__(self, buffer: torch.Tensor, manifest: Sequence[Entry], source: torch.device | str | None = None,
+                 cast: bool = False):
         self.views = views(buffer, manifest)
         self.runs: list[tuple[int, int, torch.Tensor]] = []
         rest: list[int] = []
-        gather = _CHUNK_CAT is not None and gathers(buffer.device, torch.device(source or buffer.device))
+        # A gather copies bytes; a cast (LAYOUT-3) converts each array, which _foreach_copy_ does.
+        gather = _CHUNK_CAT is not None and not cast and gathers(buffer.device, torch.device(source or buffer.device))
         i = 0
         while i < len(manifest):
             j = i + 1

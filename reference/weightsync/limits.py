@@ -57,6 +57,9 @@ SECRET_BYTES = 32
 
 #: After a send's first failure, how long a wait still collects the other targets' answers (SEND-7).
 SETTLE_WINDOW = 1.0
+#: A slot above this many bytes is kept at most LARGE_SLOT_COPIES times by default (SLOT-3).
+LARGE_SLOT = 1 << 30
+LARGE_SLOT_COPIES = 3
 #: Bytes of frames queued for one receiver before a send waits for it to read (SEC-3).
 OUTBOX_LIMIT = 1 << 20
 #: How long a side waits for its peer to take an answer before it treats the peer as gone (SEC-3).

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from types import MappingProxyType
 
@@ -54,9 +54,12 @@ class Receiver:
     """
 
     def __init__(self, handle: Handle | str, target: layout.Weights | None = None, *, mode: str = "push",
-                 zero_copy: bool = False):
+                 zero_copy: bool = False, on_apply: Callable[[int], object] | None = None):
         if mode not in ("push", "pull"):
             raise ValueError(f"mode must be 'push' or 'pull', got {mode!r}")
+        if on_apply is not None and not callable(on_apply):
+            raise TypeError(f"on_apply must be callable, got {type(on_apply).__name__}")
+        self._on_apply = on_apply  # told each version applied and acked ok (API-11)
         if zero_copy and target is not None and not isinstance(target, nn.Module):
             raise ValueError("zero_copy=True needs target=None or an nn.Module, whose tensors it rebinds (ZC-1)")
         self._url: str | None = None
@@ -201,6 +204,7 @@ class Receiver:
         if not self._answer(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy, capabilities=caps), deadline):
             raise ClosedError(f"receiver {self.id}: the sender closed during the handshake")
         self._machine.accept_init(msg.version)
+        self._applied(msg.version)
         if net is not None:
             net.start(buffer)
         else:
@@ -394,7 +398,17 @@ class Receiver:
         finally:
             self._lock.release_write()
             pending.applied(msg, status == OK)
+        if status == OK:
+            self._applied(msg.version)
         return status, detail
+
+    def _applied(self, version: int) -> None:
+        """on_apply(version), outside the apply's lock; what it raises is the caller's, logged (API-11)."""
+        if self._on_apply is not None:
+            try:
+                self._on_apply(version)
+            except Exception:  # noqa: BLE001
+                log.exception("receiver %d: on_apply(%d) raised", self.id, version)
 
     def _map_buffer(self, b: int, tensor: torch.Tensor) -> None:
         """A network receive buffer, viewed as the manifest lays it out (NET-2); once per buffer."""

@@ -29,7 +29,7 @@ from .messages import PROTOCOL_VERSION, Entry, Init, Receive, Stop
 from .packing import Packed
 from .protocol import PeerState, SettleWindow, outbox_full, readers, unsendable
 from .rwlock import unlock
-from .slots import CpuSlot, Group, Slot, SlotPool
+from .slots import CpuSlot, Group, Slot, SlotPool, slot_bound
 from .transport import Handle
 
 log = logging.getLogger("weightsync")
@@ -46,19 +46,23 @@ class Sender(Hub):
     The sender copies the weights into slots of its own; the caller's tensors
     are never shared or aliased (CONS-4). Receivers that share a slot device
     (`devices`, CUDA-1) share one group of slots, and `max_slots` (at least 2,
-    default `num_workers + 2`) bounds each group, not the total (SLOT-3).
+    default `num_workers + 2`, but 3 for a model above 1 GiB) and `max_slot_bytes`
+    bound each group, not the total (SLOT-3).
     Its calls may be made from several threads (API-7). With `listen` (an address
     such as "unix:@name" or "tcp://host:0") receivers may also join by `url(i)`
     (RDV-*); a helper thread answers joins even while none of its calls runs (RDV-6).
     Over TCP, `lease`, `heartbeat` and `transfer_timeout` (seconds) set how long a silent
     worker is waited for, how often the trainer speaks, and the bound of one transfer (API-10).
+    `dtypes` gives receivers slots in another floating dtype (an fp32 trainer, bf16 workers):
+    a dtype for all, one per receiver, or a function of the id; None leaves one as it is (LAYOUT-3).
     """
 
     def __init__(self, weights: layout.Weights, num_workers: int, *,
                  devices: Sequence[DeviceLike] | Callable[[int], DeviceLike] | None = None,
                  ctx: BaseContext | None = None, max_slots: int | None = None, listen: str | None = None,
                  lease: float = limits.LEASE, heartbeat: float = limits.HEARTBEAT,
-                 transfer_timeout: float = limits.TRANSFER_TIMEOUT):
+                 transfer_timeout: float = limits.TRANSFER_TIMEOUT, max_slot_bytes: int | None = None,
+                 dtypes: torch.dtype | Sequence[torch.dtype | None] | Callable[[int], torch.dtype | None] | None = None):
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
             raise ValueError(f"num_workers must be a positive int, got {num_workers!r}")
         if ctx is not None and ctx.get_start_method() == "fork":
@@ -72,22 +76,25 @@ class Sender(Hub):
             raise NotImplementedError(f"weights on several devices {sources}; move them to one device first")
         self._checker = layout.Checker(self._manifest)
         targets = _slot_devices(devices, num_workers, torch.device(sources[0]))
-        max_slots = max_slots if max_slots is not None else num_workers + 2
-        if max_slots < 2:
-            raise ValueError("max_slots must be at least 2 (SLOT-1)")
+        casts = _slot_dtypes(dtypes, num_workers, self._manifest)
+        plans = {}  # (slot device, cast) -> (manifest on that device, bytes of one slot)
+        for device, cast in dict.fromkeys(zip(targets, casts)):
+            laid = layout.cast_manifest(self._manifest, cast) if cast is not None else self._manifest
+            plans[(device, cast)] = (tuple(dataclasses.replace(e, device=str(device)) for e in laid),
+                                     layout.slot_nbytes(laid, sources[0]))
+        max_slots = slot_bound(max(n for _, n in plans.values()), num_workers, max_slots, max_slot_bytes)
         _check_init_fits(self._manifest, max_slots)
         self._version = 0
         self._futures: dict[int, SendFuture] = {}
         super().__init__(SlotPool(max_slots), listen, num_workers, times)
         try:
             tensors = self._checker.ordered(flat)
-            for device in dict.fromkeys(targets):
-                manifest = tuple(dataclasses.replace(e, device=str(device)) for e in self._manifest)
-                group = self._pool.add_group(device, layout.slot_nbytes(self._manifest, sources[0]), manifest,
-                                             torch.device(sources[0]))
+            for (device, cast), (manifest, nbytes) in plans.items():
+                group = self._pool.add_group(device, nbytes, manifest, torch.device(sources[0]), cast)
                 group.slots[0].write(tensors)
                 self._pool.publish(group, group.slots[0], 0)
-            self._peers.extend(self._new_peer(i, self._pool.groups[targets[i]]) for i in range(num_workers))
+            self._peers.extend(self._new_peer(i, self._pool.groups[SlotPool.key(targets[i], casts[i])])
+                               for i in range(num_workers))
         except BaseException:
             self._finalizer()
             raise
@@ -344,6 +351,7 @@ class Sender(Hub):
 
     def _publish(self, weights: layout.Weights | None, workers: Iterable[int] | None,
                  deadline: Deadline) -> SendFuture:
+        started = time.monotonic()
         targets = list(range(len(self._peers))) if workers is None else self._check_workers(workers)
         self._take_arrived()
         source = self._source if weights is None else weights
@@ -355,9 +363,12 @@ class Sender(Hub):
             tensors = self._checker.ordered(source if type(source) is dict else layout.flatten(source))
         self._check_targets(targets)
         chosen = self._free_slots(targets, deadline)  # group -> slot
-        for slot in chosen.values():
+        for group, slot in chosen.items():
             if packed is not None:
-                slot.write_buffer(packed.buffer, packed.tensors)
+                if group.cast is None:
+                    slot.write_buffer(packed.buffer, packed.tensors)
+                else:  # another dtype: each array is converted (LAYOUT-3)
+                    slot.write([t.detach() for t in packed.tensors])
                 continue
             try:
                 slot.write(tensors)
@@ -369,7 +380,8 @@ class Sender(Hub):
                 self._checker.ordered(source if type(source) is dict else layout.flatten(source))
                 raise
         self._version += 1
-        future = SendFuture(self._version, targets, self._take_arrived_if_free, self._wait)
+        future = SendFuture(self._version, targets, self._take_arrived_if_free, self._wait,
+                            nbytes=sum(group.nbytes for group in chosen))
         self._futures[self._version] = future
         # Every group gets each version, once per device, so that a joiner on any
         # device starts from the latest (LIFE-1, LAYOUT-2).
@@ -390,6 +402,7 @@ class Sender(Hub):
             new_slots = [self._pool.by_id(peer.group, sid) for sid in new]
             msg = Receive(self._version, slot.id, tuple(s.info() for s in new_slots))
             self._write(peer, msg, peer.group.handles(new_slots))
+        future._published_after(time.monotonic() - started)
         log.debug("published version %d to %s", self._version, targets)
         return future
 
@@ -461,6 +474,30 @@ def _check_init_fits(manifest: tuple[Entry, ...], max_slots: int) -> None:
     if size > limits.MAX_TO_RECEIVER:
         raise ValueError(f"{len(manifest)} tensors make an Init of about {size} bytes, over the frame bound of "
                          f"{limits.MAX_TO_RECEIVER} (SEC-7, WIRE-2): merge small tensors into fewer")
+
+
+def _slot_dtypes(dtypes: torch.dtype | Sequence[torch.dtype | None] | Callable[[int], torch.dtype | None] | None,
+                 n: int, manifest: tuple[Entry, ...]) -> list[torch.dtype | None]:
+    """The floating dtype of each receiver's slots when it is not the weights': None otherwise (LAYOUT-3)."""
+    wanted: list[torch.dtype | None]
+    if dtypes is None:
+        return [None] * n
+    if isinstance(dtypes, torch.dtype):
+        wanted = [dtypes] * n
+    elif callable(dtypes):
+        wanted = [dtypes(i) for i in range(n)]
+    else:
+        wanted = list(dtypes)
+        if len(wanted) != n:
+            raise ValueError(f"dtypes names {len(wanted)} dtypes for {n} receivers (LAYOUT-3)")
+    floating = {layout.dtype_of(e.dtype) for e in manifest if layout.dtype_of(e.dtype).is_floating_point}
+    out: list[torch.dtype | None] = []
+    for i, d in enumerate(wanted):
+        if d is not None and d not in layout.CAST_DTYPES:
+            raise ValueError(f"dtypes[{i}] is {d!r}: slots may be cast only to one of "
+                             f"{[str(t) for t in layout.CAST_DTYPES]} (LAYOUT-3)")
+        out.append(None if d is None or floating <= {d} else d)  # nothing to convert: the weights' own slots
+    return out
 
 
 def _slot_devices(devices: Sequence[DeviceLike] | Callable[[int], DeviceLike] | None, n: int,

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import torch
 
-from . import layout, shm
+from . import layout, limits, shm
 from .messages import Entry, SlotInfo
 from .protocol import free_slot
 
@@ -120,10 +120,10 @@ class Slot:
 
 
 class CpuSlot(Slot):
-    def __init__(self, sid, device, nbytes, manifest, source=None):
+    def __init__(self, sid, device, nbytes, manifest, source=None, cast=False):
         super().__init__(sid, device, nbytes, manifest)
         self.buffer = shm.SealedBuffer(nbytes, name=f"weightsync-slot{sid}")
-        self._packer = layout.Packer(self.buffer.tensor, manifest, source)
+        self._packer = layout.Packer(self.buffer.tensor, manifest, source, cast)
         self.views = self._packer.views
 
     def handles(self) -> tuple[int, ...]:
@@ -219,21 +219,25 @@ class CudaSlot(Slot):
         _RETIRED_EVENTS.append(self.event)
 
 
-def make_slot(sid: int, device: torch.device, nbytes: int, manifest, source: torch.device | None = None) -> Slot:
-    """A slot on `device` for weights that live on `source` (by default the same device)."""
+def make_slot(sid: int, device: torch.device, nbytes: int, manifest, source: torch.device | None = None,
+              cast: bool = False) -> Slot:
+    """A slot on `device` for weights that live on `source` (by default the same device); `cast` when its
+    manifest's floating dtypes are not the weights' (LAYOUT-3)."""
     if device.type == "cuda":
-        return CudaSlot(sid, device, nbytes, manifest)
-    return CpuSlot(sid, device, nbytes, manifest, source)
+        return CudaSlot(sid, device, nbytes, manifest)  # its writes are _foreach_copy_, which casts
+    return CpuSlot(sid, device, nbytes, manifest, source, cast)
 
 
 class Group:
     """The slots of one device; the receivers whose slot device it is read only these."""
 
-    def __init__(self, device: torch.device, nbytes: int, manifest, source: torch.device | None = None):
+    def __init__(self, device: torch.device, nbytes: int, manifest, source: torch.device | None = None,
+                 cast: torch.dtype | None = None):
         self.device = device
         self.nbytes = nbytes
         self.manifest = manifest
         self.source = source  # where the weights written into these slots live
+        self.cast = cast  # the floating dtype these slots hold when it is not the weights' (LAYOUT-3)
         self.slots: list[Slot] = []
         self.latest: Slot | None = None
 
@@ -244,23 +248,51 @@ class Group:
         return tuple(fd for s in slots for fd in s.handles())
 
 
+def slot_bound(nbytes: int, num_workers: int, max_slots: int | None, max_slot_bytes: int | None) -> int:
+    """How many slots one slot device may hold (SLOT-3): `max_slots`, by default N+2 but
+    LARGE_SLOT_COPIES for a slot above LARGE_SLOT, lowered to what `max_slot_bytes` holds.
+
+    N+2 lets every receiver pin a slot while the latest and the next are free; a large
+    model cannot afford that, and three slots still let a send be written while one
+    version is latest and another pending."""
+    if max_slots is None:
+        max_slots = num_workers + 2
+        if nbytes > limits.LARGE_SLOT:
+            max_slots = min(max_slots, limits.LARGE_SLOT_COPIES)
+    elif isinstance(max_slots, bool) or not isinstance(max_slots, int) or max_slots < 2:
+        raise ValueError(f"max_slots must be an int of at least 2 (SLOT-1), got {max_slots!r}")
+    if max_slot_bytes is None:
+        return max_slots
+    if isinstance(max_slot_bytes, bool) or not isinstance(max_slot_bytes, int) or max_slot_bytes < 2 * nbytes:
+        raise ValueError(f"max_slot_bytes must be an int of at least two slots, {2 * nbytes} bytes here (SLOT-1, "
+                         f"SLOT-3), got {max_slot_bytes!r}")
+    return min(max_slots, max_slot_bytes // max(nbytes, 1))
+
+
 class SlotPool:
-    """Every slot of the sender, one group per slot device, at most `max_slots` per group (SLOT-3)."""
+    """Every slot of the sender, one group per slot device, at most `max_slots` per group (SLOT-3).
+
+    A group is keyed by its device, or by (device, dtype) when its slots are cast (LAYOUT-3)."""
 
     def __init__(self, max_slots: int):
         self.max_slots = max_slots
-        self.groups: dict[torch.device, Group] = {}
+        self.groups: dict[object, Group] = {}
         self._next_id = 0
 
-    def add_group(self, device: torch.device, nbytes: int, manifest, source: torch.device | None = None) -> Group:
-        group = Group(device, nbytes, manifest, source)
-        self.groups[device] = group
+    @staticmethod
+    def key(device: torch.device, cast: torch.dtype | None) -> object:
+        return device if cast is None else (device, cast)
+
+    def add_group(self, device: torch.device, nbytes: int, manifest, source: torch.device | None = None,
+                  cast: torch.dtype | None = None) -> Group:
+        group = Group(device, nbytes, manifest, source, cast)
+        self.groups[self.key(device, cast)] = group
         for _ in range(2):  # SLOT-1: at least two per device
             self._allocate(group)
         return group
 
     def _allocate(self, group: Group) -> Slot:
-        slot = make_slot(self._next_id, group.device, group.nbytes, group.manifest, group.source)
+        slot = make_slot(self._next_id, group.device, group.nbytes, group.manifest, group.source, group.cast is not None)
         self._next_id += 1
         group.slots.append(slot)
         return slot

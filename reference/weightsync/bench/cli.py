@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 import torch.multiprocessing as mp
 
-from . import network, startup
+from . import memory, network, startup
 from .baselines import QUEUE_MAX_TENSORS, bench_copy, bench_pipe, bench_queue, bench_torchrl, torchrl_version
 from .cases import LAYOUT_SIZES, LAYOUTS, RECEIVERS, SIZES, Case, fill, fmt_params, make_weights, runs_at
 from .plots import plot
@@ -52,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torch intra-op threads of the sending process (default 1; receivers use 1)")
     parser.add_argument("--devices", help="comma-separated subset of cpu and cuda (default: cpu, and cuda when present)")
     parser.add_argument("--no-startup", action="store_true",
-                        help="leave out the start-up figures (import time, and connect time of N spawned workers)")
+                        help="leave out the start-up figures (import time, connect time of N spawned workers) and the "
+                             "slots' shared memory per worker count")
     parser.add_argument("--no-network", action="store_true",
                         help="leave out the network profile's cases (TCP and gloo next to a raw gloo transfer)")
 
@@ -176,12 +177,15 @@ def run(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     ctx = mp.get_context("spawn")
     t_start = time.perf_counter()
-    started = None
+    started = slots = None
     if not args.no_startup:  # before the pool, which would share the cores with it
         started = startup.measure(sorted({1, max(cfg["receivers"])}), tries=1 if args.quick else 3)
         print(f"start-up: import torch {started['import_s']['torch']:.2f} s, weightsync adds "
               f"{started['import_added_s']:.2f} s; spawn, import and connect of N workers: "
               + ", ".join(f"{n}: {t:.2f} s" for n, t in started["connect_s"].items()), flush=True)
+        slots = memory.measure(sorted({1, max(cfg["receivers"])}))
+        print("slot memory: " + ", ".join(f"{n} workers: {k} slots, {b / 1e6:.0f} MB"
+                                          for n, (k, b) in slots["rows"].items()), flush=True)
     pool = Pool(max(cfg["receivers"]), ctx)
     print(f"started {len(pool.procs)} worker processes in {time.perf_counter() - t_start:.1f} s", flush=True)
     cases: list[Case] = []
@@ -233,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
         "command": " ".join(["python -m weightsync bench", *argv_shown(args)]),
         "elapsed_s": round(elapsed, 1),
         "startup": started,
+        "memory": slots,
         "cases": [json_safe({**asdict(c), "throughput": c.throughput}) for c in cases],
         "targets": targets,
     }
