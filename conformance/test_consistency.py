@@ -404,6 +404,9 @@ def test_cast_slots_give_each_receiver_the_rounded_weights_it_asked_for(ws, dtyp
             bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
         except (HarnessError, ws.SyncTimeoutError) as e:
             raise TooSlow(f"INIT-4 violated: healthy receivers of cast slots did not connect: {e}") from None
+        except ws.WeightSyncError as e:  # targets of the dtype asked for: a refusal is the cast's fault
+            raise AssertionError(f"LAYOUT-3 violated: receivers whose targets have the dtype asked for by dtypes= "
+                                 f"failed the handshake: {type(e).__name__}: {e}") from None
         for t in threads:
             t.join(tm.T + tm.SLACK)
         assert box == {0: 0, 1: 0, 2: 0}, (f"LAYOUT-3 violated: receivers of slots cast as asked connected with "

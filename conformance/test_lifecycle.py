@@ -255,6 +255,24 @@ def test_connect_to_a_dead_receiver_fails_at_once(rigs, ws):
     in_time(time.monotonic() - t0 < tm.T, "INIT-5 violated: a dead receiver was found only by the timeout")
 
 
+@pytest.mark.req("LIFE-7", "SM-R-8", "SM-R-3")
+@pytest.mark.needs("pull")
+def test_a_pull_receiver_sees_the_trainer_close_without_polling(ws, rigs):
+    """A pull worker that never polls: once the trainer closes, its `stopped` turns true within the reaction bound,
+    read alone (no poll()); the version left unread in its channel is not applied, and poll() then gives None."""
+    rig = rigs(basic(0), 1, modes=["pull"])
+    rig.send_async(basic(1))  # a Receive the worker never takes
+    bounded(rig.sender.close, limit=tm.REACTION + tm.SLACK, what="sender.close()")
+    t0, state = time.monotonic(), rig.workers[0].call("state")
+    while not state["stopped"] and time.monotonic() - t0 < tm.REACTION + tm.SLACK:
+        time.sleep(0.05)
+        state = rig.workers[0].call("state")
+    in_time(state["stopped"], f"LIFE-7 violated: a pull receiver that did not poll still says stopped=False "
+                              f"{time.monotonic() - t0:.1f} s after the trainer's close()")
+    assert state["version"] == 0, f"LIFE-7 violated: the stopped pull receiver holds version {state['version']}, not 0"
+    assert rig.workers[0].call("poll", 0.0) is None, "LIFE-7 violated: poll() after the end of channel did not give None"
+
+
 @pytest.mark.req("LIFE-4", "LIFE-7", "SM-S-6", "SM-R-3", "CONS-3")
 @pytest.mark.needs("pull")
 def test_sender_close_stops_everyone_and_releases_everything(ws, pool):

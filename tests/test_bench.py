@@ -11,7 +11,7 @@ from dataclasses import asdict
 
 import pytest
 
-from weightsync.bench import baselines, cases, network, report, systems, targets
+from weightsync.bench import baselines, cases, casts, network, report, systems, targets
 from weightsync.bench.pool import Pool
 
 pytestmark = pytest.mark.processes  # real worker processes: .ci/run's second layer
@@ -48,6 +48,9 @@ def test_bench_runs_tiny(tmp_path):
     assert sorted(rows) == ["1", "2"] and all(2 <= k <= int(n) + 2 for n, (k, _) in rows.items()), rows
     assert results["memory"]["large"]["copies"] == {"1": 3, "2": 3}
     assert "### Shared memory of the slots" in (out / "results.md").read_text()
+    path = results["casts"]["rows"]  # issue 24: the fp32 -> bf16 path, beside fp32
+    assert sorted(path) == ["1", "2"] and all(set(r) == set(casts.PATHS) and min(r.values()) > 0 for r in path.values())
+    assert "### fp32 trainer, bf16 workers" in (out / "results.md").read_text()
     assert all(c["p50"] > 0 and c["p90"] >= c["p50"] for c in results["cases"])
     assert all(c["fds"] is not None for c in results["cases"] if c["system"] in systems.VARIANTS)
     assert sum(line.startswith("[") for line in proc.stdout.splitlines()) == expected  # one line per case

@@ -62,28 +62,40 @@ class SendFuture:
         It reads the answers that have arrived itself, unless another thread is busy
         in the sender, which then reads them (API-2).
         """
-        if not self.complete:
+        if not self._complete:
             self._refresh()
-        return self.complete
+        return self._complete
 
     def wait(self, timeout: float | None = None) -> int:
-        """The version once every target acked it ok; else the error of SEND-2. May be called again."""
-        if self.complete:  # every answer is known (close() may have settled the rest): no need of the sender (LIFE-8)
-            error = self.error(timed_out=False)
+        """The version once every target acked it ok; else the error of SEND-2. May be called again.
+
+        Args:
+            timeout: seconds to wait for the answers; None waits without bound.
+
+        Returns:
+            The future's version.
+
+        Raises:
+            ReceiverError, ReceiverDiedError: one error naming every target at fault (SEND-2, SEND-7).
+            SyncTimeoutError: targets that did not answer in time, named; they may still ack: wait again.
+            ClosedError: the sender closed before every target answered (LIFE-8).
+        """
+        if self._complete:  # every answer is known (close() may have settled the rest): no need of the sender (LIFE-8)
+            error = self._error(timed_out=False)
             if error is not None:
                 raise error
             return self.version
         return self._wait(self, Deadline(timeout))
 
-    def close(self) -> None:
+    def _close(self) -> None:
         """The sender closed: targets that have not answered never will (LIFE-8)."""
         self._closed_on = [w for w in self.workers if w not in self._outcome]
 
     @property
-    def complete(self) -> bool:
+    def _complete(self) -> bool:
         return len(self._outcome) == len(self.workers) or self._closed_on is not None
 
-    def settle(self, worker: int, cause: str, detail: str) -> None:
+    def _settle(self, worker: int, cause: str, detail: str) -> None:
         """Records the first answer of `worker` (OK, or errors.ANSWERED_ERROR, VIOLATION, DIED)."""
         if worker in self._outcome or worker not in self.workers:
             return
@@ -92,11 +104,11 @@ class SendFuture:
         if cause != OK:
             self._window.failed(time.monotonic())
 
-    def settle_by(self) -> float | None:
+    def _settle_by(self) -> float | None:
         """When a wait should stop collecting answers and raise the failures it knows (SEND-7)."""
         return self._window.closes
 
-    def error(self, timed_out: bool) -> WeightSyncError | None:
+    def _error(self, timed_out: bool) -> WeightSyncError | None:
         """The one error for what is known: every failed target and, once timed out, every silent one."""
         if self._closed_on:
             return ClosedError(f"the sender was closed before receiver(s) {self._closed_on} answered version "
@@ -168,7 +180,7 @@ class SendFuture:
         return result.__await__()
 
     def __repr__(self) -> str:
-        return f"SendFuture(version={self.version}, workers={self.workers}, done={self.complete})"
+        return f"SendFuture(version={self.version}, workers={self.workers}, done={self._complete})"
 
 
 def _call(fn: Callable[[SendFuture], Any], future: SendFuture) -> None:

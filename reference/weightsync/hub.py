@@ -394,8 +394,8 @@ class Hub:
     def _settle_one(self, version: int, rid: int, cause: str, detail: str) -> None:
         future = self._futures.get(version)
         if future is not None:
-            future.settle(rid, cause, detail)
-            if future.complete:  # nothing more can settle it
+            future._settle(rid, cause, detail)
+            if future._complete:  # nothing more can settle it
                 del self._futures[version]
 
     def _all_gone(self) -> bool:

@@ -51,6 +51,24 @@ class Receiver:
     point (outside every `reading()` block); mode="pull" applies only inside
     `poll()`. With zero_copy=True the weights are read-only views of the
     sender's slot instead of copies (ZC-1..ZC-3).
+
+    Args:
+        handle: `sender.handle(i)`, passed to this process once (CON-2, CON-3), or `sender.url(i)`.
+        target: where the weights go: an `nn.Module`, a TensorDict, a mapping name -> tensor or a
+            `Packed`, matching the sender's names, dtypes, shapes and device (INIT-3); None keeps
+            tensors of the receiver's own.
+        mode: "push" or "pull".
+        zero_copy: view the sender's slot instead of copying (target None or a module).
+        on_apply: called with each version applied, after its ack (API-11).
+
+    Attributes:
+        failure: the error that stopped a push receiver, or None.
+
+    Raises:
+        ValueError: a bad mode, a zero-copy target that is not a module, or a malformed URL (RDV-1).
+        LocalProtocolError: a handle consumed by connect(), pickled away (CON-3) or inherited by
+            fork (CON-2).
+        TypeError: neither a handle nor a URL.
     """
 
     def __init__(self, handle: Handle | str, target: layout.Weights | None = None, *, mode: str = "push",
@@ -117,8 +135,25 @@ class Receiver:
 
     @property
     def stopped(self) -> bool:
-        """True exactly in states stopped, failed and closed: no version can come any more (SM-R-8)."""
+        """True exactly in states stopped, failed and closed: no version can come any more (SM-R-8).
+
+        A pull receiver looks at its channel here, without taking a message, so that a worker
+        that polls rarely still sees the trainer close (LIFE-7)."""
+        if self.mode == "pull" and self._machine.state is ReceiverState.LIVE:
+            self._notice_end()
         return self._machine.stopped
+
+    def _notice_end(self) -> None:
+        channel = self._channel
+        if channel is None or isinstance(self._pending, NetworkPending):  # the network's thread reads on its own
+            return
+        if not self._io.acquire(blocking=False):  # a poll() is reading: it sees the end itself
+            return
+        try:
+            if self._machine.state is ReceiverState.LIVE and transport.hung_up(channel.sock):
+                self._machine.channel_closed()
+        finally:
+            self._io.release()
 
     @property
     def closed(self) -> bool:
@@ -139,10 +174,21 @@ class Receiver:
         """Wait for Init, check the target, apply the current version, answer Ready (INIT-*).
 
         `timeout` bounds the whole handshake (INIT-5). Every refusal is answered with
-        Ready(error) before it is raised, so the sender's connect fails at once:
-        RemoteProtocolError for another protocol or receiver id (INIT-2, MSG-2),
-        WeightsMismatchError for a target that does not match (INIT-3), ReceiverError
-        when applying failed (INIT-6).
+        Ready(error) before it is raised, so the sender's connect fails at once.
+
+        Args:
+            timeout: seconds for the whole handshake, the join by URL included; None waits without bound.
+
+        Returns:
+            The version applied: the sender's latest (LIFE-1).
+
+        Raises:
+            WeightsMismatchError: the target does not match the manifest (INIT-3).
+            RemoteProtocolError: another protocol version or receiver id (INIT-2, MSG-2).
+            ReceiverError: applying the version failed (INIT-6).
+            RefusedError: a join by URL the sender refused (RDV-3).
+            SyncTimeoutError: no Init in time.
+            ClosedError: the sender closed first, or this receiver is closed.
         """
         self._check_open()
         deadline = Deadline(timeout)
@@ -219,7 +265,11 @@ class Receiver:
     def reading(self, timeout: float | None = None) -> Iterator[Receiver]:
         """A block in which the weights do not change: applies wait until it ends (CONS-2).
 
-        It waits while an apply runs or waits; `timeout` bounds that wait (SyncTimeoutError).
+        It waits while an apply runs or waits; `timeout` bounds that wait.
+
+        Raises:
+            SyncTimeoutError: an apply held the weights past `timeout`.
+            ClosedError: the receiver is closed.
         """
         self._check_open()
         try:
@@ -243,6 +293,16 @@ class Receiver:
         `timeout` bounds the wait for a version and for readers in other threads to
         leave their `reading()` blocks; a version they hold back stays pending and the
         next poll() applies it.
+
+        Returns:
+            The version applied, or None.
+
+        Raises:
+            ReceiverError: the apply failed (the sender's send fails too, ACK-6), or the
+                target no longer matches (ACK-7).
+            LocalProtocolError: a push receiver, before connect(), or inside `reading()` (CONS-3).
+            SyncTimeoutError: another thread is polling.
+            ClosedError: the receiver is closed.
         """
         self._check_open()
         deadline = Deadline(timeout)  # a negative timeout raises ValueError (section 10)

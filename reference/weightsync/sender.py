@@ -55,6 +55,26 @@ class Sender(Hub):
     worker is waited for, how often the trainer speaks, and the bound of one transfer (API-10).
     `dtypes` gives receivers slots in another floating dtype (an fp32 trainer, bf16 workers):
     a dtype for all, one per receiver, or a function of the id; None leaves one as it is (LAYOUT-3).
+
+    Args:
+        weights: an `nn.Module`, a TensorDict or a mapping name -> tensor (or `pack()`'s result),
+            all on one device; version 0 is these values.
+        num_workers: how many receivers, with ids 0 .. num_workers - 1 (ROLE-1).
+        devices: the slot device of each receiver: a sequence, a function of the id, or None for
+            the weights' device (CUDA-1).
+        ctx: the multiprocessing context the workers are started with; fork is refused (CON-2).
+        max_slots: slots per slot device (SLOT-3).
+        listen: "unix:@NAME" or "tcp://HOST:PORT" to let workers join by URL (RDV-1).
+        lease: seconds a silent TCP worker is waited for (API-10).
+        heartbeat: seconds the trainer stays silent on a TCP channel before it says Heartbeat.
+        transfer_timeout: seconds one TCP transfer may take.
+        max_slot_bytes: bytes of slots per slot device (SLOT-3).
+        dtypes: slot dtypes per receiver (LAYOUT-3).
+
+    Raises:
+        ValueError: weights the wire cannot carry (SEC-7), a bad count, device, dtype, bound or
+            time, or a fork context.
+        NotImplementedError: weights on several devices.
     """
 
     def __init__(self, weights: layout.Weights, num_workers: int, *,
@@ -129,6 +149,10 @@ class Sender(Hub):
         """What a process needs to join as receiver `i`: address, id and its secret (RDV-1, RDV-2).
 
         Keep it as secret as the weights: it lets its holder be receiver `i`.
+
+        Raises:
+            ValueError: `i` is not a receiver id.
+            LocalProtocolError: the sender was made without `listen`.
         """
         with self._locked(_FOREVER):
             self._check_id(i)
@@ -138,7 +162,15 @@ class Sender(Hub):
 
     def handle(self, i: int) -> Handle:
         """The picklable handle for receiver `i`: a new one after `i` failed or is gone (LIFE-2), or once
-        its handle went to a process (CON-3)."""
+        its handle went to a process (CON-3).
+
+        Pass it to one worker process, as an argument of a spawn or forkserver `Process`.
+
+        Raises:
+            ValueError: `i` is not a receiver id.
+            LocalProtocolError: receiver `i` is connected (LIFE-3).
+            ClosedError: the sender is closed.
+        """
         with self._locked(_FOREVER):
             peer = self._peers[self._check_id(i)]
             self._take_arrived()
@@ -157,6 +189,17 @@ class Sender(Hub):
         By default every receiver that is not live yet and has not failed: so after
         one receiver's failure was raised, calling connect() again waits for the rest.
         A named receiver that is already live is left as it is.
+
+        Args:
+            timeout: seconds for the whole handshake; None waits without bound (INIT-5).
+            workers: the receiver ids to connect.
+
+        Raises:
+            SyncTimeoutError: receivers that sent no Ready in time, named.
+            ReceiverDiedError: receivers whose channel ended, named ("never connected" when no
+                process took their handle).
+            ReceiverError: receivers that refused the Init (Ready(error)), with their reasons.
+            ClosedError: the sender is closed.
         """
         deadline = Deadline(timeout)
         with self._locked(deadline):
@@ -191,7 +234,25 @@ class Sender(Hub):
 
     def send(self, weights: layout.Weights | None = None, *, workers: Iterable[int] | None = None,
              timeout: float | None = None) -> int:
-        """Publish a new version and return it once every target acked it (SEND-1, SEND-2)."""
+        """Publish a new version and return it once every target acked it (SEND-1, SEND-2).
+
+        Args:
+            weights: the values to publish (like the constructor's, same names, dtypes and shapes);
+                None publishes the sender's own weights as they are now.
+            workers: the receiver ids to send to; None sends to all (SEND-6).
+            timeout: seconds for the wait for a free slot and for the acks together.
+
+        Returns:
+            The version published.
+
+        Raises:
+            ReceiverError, ReceiverDiedError, SyncTimeoutError: one error naming every target at
+                fault, with its cause (SEND-2, SEND-7); a SyncTimeoutError with `.version` None
+                published nothing (SLOT-3).
+            WeightsMismatchError, ValueError: weights or workers that do not fit; nothing is
+                published (BAD-*, SEND-6).
+            ClosedError: the sender is closed.
+        """
         deadline = Deadline(timeout)
         with self._locked(deadline):
             future = self._publish(weights, workers, deadline)
@@ -199,7 +260,20 @@ class Sender(Hub):
 
     def send_async(self, weights: layout.Weights | None = None, *, workers: Iterable[int] | None = None,
                    timeout: float | None = None) -> SendFuture:
-        """Publish a new version; `timeout` bounds only the wait for a free slot (SLOT-3)."""
+        """Publish a new version without waiting for acks (SEND-5).
+
+        Args:
+            weights: as for `send()`.
+            workers: as for `send()`.
+            timeout: seconds for the wait for a free slot only (SLOT-3).
+
+        Returns:
+            A SendFuture: `wait()`, `done()`, `add_done_callback()`, `await`, `figures`.
+
+        Raises:
+            SyncTimeoutError: no slot became free in time; nothing was published.
+            WeightsMismatchError, ValueError, ClosedError: as for `send()`.
+        """
         deadline = Deadline(timeout)
         with self._locked(deadline):
             return self._publish(weights, workers, deadline)
@@ -211,6 +285,11 @@ class Sender(Hub):
         free for the next send, and `handle(i)` or its URL restarts it. A receiver that is
         not connecting or live is left as it is. `timeout` bounds only the wait for
         another thread to leave the sender.
+
+        Raises:
+            ValueError: `i` is not a receiver id.
+            SyncTimeoutError: another thread held the sender past `timeout`.
+            ClosedError: the sender is closed.
         """
         deadline = Deadline(timeout)
         with self._locked(deadline):
@@ -249,7 +328,7 @@ class Sender(Hub):
                 except Exception:  # noqa: BLE001 - close() goes on whatever a channel holds
                     log.debug("sender close: reading the last answers failed", exc_info=True)
             for future in self._futures.values():
-                future.close()
+                future._close()
             self._futures.clear()
             for peer in self._peers:
                 m = peer.machine
@@ -441,9 +520,9 @@ class Sender(Hub):
         """Waits for every target's answer; raises one error naming every receiver at fault (SEND-2, SEND-7)."""
         looked = False
         while True:
-            by = future.settle_by()
-            if future.complete or (by is not None and time.monotonic() >= by):
-                error = future.error(timed_out=False)
+            by = future._settle_by()
+            if future._complete or (by is not None and time.monotonic() >= by):
+                error = future._error(timed_out=False)
                 if error is None:
                     return future.version
                 raise error
@@ -452,7 +531,7 @@ class Sender(Hub):
                     looked = True
                     self._take_arrived()
                     continue
-                error = future.error(timed_out=True)
+                error = future._error(timed_out=True)
                 assert error is not None, "a target that has not answered has timed out"
                 raise error
             self._wait_for_events(deadline.earlier(by))

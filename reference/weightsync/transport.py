@@ -252,6 +252,13 @@ class Channel:
                 pass
 
 
+def hung_up(sock: socket.socket) -> bool:
+    """Whether the peer ended the connection, without waiting and without reading what it sent before."""
+    poller = select.poll()
+    poller.register(sock, _HUP)
+    return any(ev & _HUP for _, ev in poller.poll(0))
+
+
 def readable(items: list, timeout: float | None) -> list:
     """The channels (or raw fds) with bytes or end of file ready, waiting at most `timeout`."""
     if not items:

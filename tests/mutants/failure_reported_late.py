@@ -3,7 +3,7 @@ a dead receiver is raised only once all targets answered or the timeout expired,
 Violates SEND-2 ("a ReceiverError or ReceiverDiedError is raised without waiting for the timeout or
 for the other receivers").
 
-Seam: SendFuture.settle_by (when a wait stops collecting answers after a failure), which never comes.
+Seam: SendFuture._settle_by (when a wait stops collecting answers after a failure), which never comes.
 """
 
 from weightsync import *
@@ -16,5 +16,5 @@ KILLED_BY = ("conformance/test_failures.py::test_a_failure_is_raised_before_the_
 
 class Sender(_Sender):
     def _await(self, future, deadline):
-        future.settle_by = lambda: None  # BUG: a failure waits for every target, or for the timeout
+        future._settle_by = lambda: None  # BUG: a failure waits for every target, or for the timeout
         return super()._await(future, deadline)

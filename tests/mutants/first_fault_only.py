@@ -16,10 +16,10 @@ KILLED_BY = ("conformance/test_failures.py::test_one_error_names_every_receiver_
 
 
 class _FirstFault(SendFuture):
-    def settle(self, worker, cause, detail):
+    def _settle(self, worker, cause, detail):
         if cause != OK and self._window.closes is not None:
             return  # BUG: a second failure is dropped
-        super().settle(worker, cause, detail)
+        super()._settle(worker, cause, detail)
 
 
 class Sender(_Sender):

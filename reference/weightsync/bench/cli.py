@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 import torch.multiprocessing as mp
 
-from . import memory, network, startup
+from . import casts, memory, network, startup
 from .baselines import QUEUE_MAX_TENSORS, bench_copy, bench_pipe, bench_queue, bench_torchrl, torchrl_version
 from .cases import LAYOUT_SIZES, LAYOUTS, RECEIVERS, SIZES, Case, fill, fmt_params, make_weights, runs_at
 from .plots import plot
@@ -38,7 +38,7 @@ FULL = dict(sizes=SIZES, receivers=RECEIVERS, layouts=tuple(LAYOUTS), budget=1.5
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true", help="a run of about a minute: fewer sizes, receivers and sends")
+    parser.add_argument("--quick", action="store_true", help="a shorter run (a few minutes on two cores): fewer sizes, receivers and sends")
     parser.add_argument("--out", default="bench-results", help="directory for results.md, results.json and plots")
     parser.add_argument("--sizes", help="comma-separated parameter counts, e.g. 1e3,1e6 (default: 1e3..1e8)")
     parser.add_argument("--receivers", help="comma-separated receiver counts (default: 1,2,4,8)")
@@ -52,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torch intra-op threads of the sending process (default 1; receivers use 1)")
     parser.add_argument("--devices", help="comma-separated subset of cpu and cuda (default: cpu, and cuda when present)")
     parser.add_argument("--no-startup", action="store_true",
-                        help="leave out the start-up figures (import time, connect time of N spawned workers) and the "
-                             "slots' shared memory per worker count")
+                        help="leave out the start-up figures (import time, connect time of N spawned workers), the "
+                             "slots' shared memory per worker count and the fp32 -> bf16 path")
     parser.add_argument("--no-network", action="store_true",
                         help="leave out the network profile's cases (TCP and gloo next to a raw gloo transfer)")
 
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     ctx = mp.get_context("spawn")
     t_start = time.perf_counter()
-    started = slots = None
+    started = slots = cast = None
     if not args.no_startup:  # before the pool, which would share the cores with it
         started = startup.measure(sorted({1, max(cfg["receivers"])}), tries=1 if args.quick else 3)
         print(f"start-up: import torch {started['import_s']['torch']:.2f} s, weightsync adds "
@@ -222,6 +222,11 @@ def run(args: argparse.Namespace) -> int:
                 del weights
         if net_variants:
             measure_network(pool, net_cases, net_variants, (budget, lo, hi), record)
+        if not args.no_startup:  # the dtype path, from fp32 weights (LAYOUT-3)
+            cast = casts.measure(pool, int(1e6 if args.quick else 1e7), sorted({1, max(cfg["receivers"])}),
+                                 (budget, lo, hi))
+            print("dtype path: " + "; ".join(f"{n} workers: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in row.items())
+                                            for n, row in cast["rows"].items()), flush=True)
     except KeyboardInterrupt:
         print("interrupted: writing what was measured", file=sys.stderr)
     finally:
@@ -238,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
         "elapsed_s": round(elapsed, 1),
         "startup": started,
         "memory": slots,
+        "casts": cast,
         "cases": [json_safe({**asdict(c), "throughput": c.throughput}) for c in cases],
         "targets": targets,
     }

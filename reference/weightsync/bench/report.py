@@ -15,7 +15,7 @@ import platform
 
 import torch
 
-from . import memory, network, startup
+from . import casts, memory, network, startup
 from .baselines import torchrl_version
 from .cases import LAYOUTS, Case, fmt_params, lookup
 from .systems import COLUMNS, VARIANTS, best_weightsync
@@ -105,6 +105,8 @@ def markdown(results: dict, plots: list[str]) -> str:
         lines += ["", *startup.markdown(results["startup"])]
     if results.get("memory"):
         lines += ["", *memory.markdown(results["memory"])]
+    if results.get("casts"):
+        lines += ["", *casts.markdown(results["casts"])]
     present = [s for s in COLUMNS if any(c.system == s for c in cases)]
     ws_cols = [s for s in VARIANTS if s in present]
     for device in sorted({c.device for c in cases} - {"tcp"}):

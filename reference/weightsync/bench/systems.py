@@ -36,15 +36,17 @@ def best_weightsync(idx: dict, key: tuple) -> Case | None:
     return min(found, key=lambda c: c.p50) if found else None
 
 
-def bench_weightsync(pool: Pool, weights, n: int, mode: str, zero_copy: bool, budget, lo, hi, packed=False):
+def bench_weightsync(pool: Pool, weights, n: int, mode: str, zero_copy: bool, budget, lo, hi, packed=False,
+                     dtypes=None):
     """Times of `sender.send()` to `n` pool workers, and the descriptors the sender added.
 
-    With `packed`, a copy of the weights re-homed into one buffer (API-8) is what is sent.
+    With `packed`, a copy of the weights re-homed into one buffer (API-8) is what is sent;
+    with `dtypes`, the workers' slots are of that dtype (LAYOUT-3).
     """
     before = fd_count()
     if packed:
         weights = pack({k: v.clone() for k, v in weights.items()})
-    sender = Sender(weights, n, ctx=pool.ctx)
+    sender = Sender(weights, n, ctx=pool.ctx, dtypes=dtypes)
     try:
         pool.command(n, lambda i: ("weightsync", sender.handle(i), mode, zero_copy))
         sender.connect(timeout=TIMEOUT)
