@@ -82,10 +82,7 @@ def test_times_a_caller_chose_reach_init_and_bad_ones_are_refused(ws, closing):
 @pytest.mark.req("NET-1", "WIRE-4", "WIRE-6")
 def test_a_tcp_init_names_the_data_plane_and_carries_no_handle(ws, rigs, closing):
     rig = rigs(basic(0), 1, connect=False, listen="tcp")
-    j = Joiner(rig.sender.url(0))
-    closing(j)
-    assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL\'s id and secret got no Welcome"
-    init = j.handshake(answer=False)
+    j, init = _joined(rig, 0, closing)
     assert init["slots"] == [] and init["slot"] == 0, f"NET-1 violated: a TCP Init lists slots {init['slots']}"
     assert not j.slot_fds and not j._fds, "WIRE-4 violated: handles on a TCP channel"
     plane = init.get("data_plane") or {}
@@ -95,6 +92,14 @@ def test_a_tcp_init_names_the_data_plane_and_carries_no_handle(ws, rigs, closing
     assert len(plane.get("prefix", "")) >= 32 and plane.get("nbytes", 0) >= 64, f"NET-1 violated: data_plane {plane}"
     assert plane.get("timeout_ms", 0) > 0 and plane.get("lease_ms", 0) > 0, f"NET-1 violated: data_plane {plane}"
     assert "network" in init.get("capabilities", []), "NET-1 violated: Init does not name the capability network"
+
+
+def _joined(rig, k: int, closing) -> tuple[Joiner, dict]:
+    """A scripted receiver k joined by its URL (RDV-3) and handed its Init, unanswered."""
+    j = Joiner(rig.sender.url(k))
+    closing(j)
+    assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL's id and secret got no Welcome"
+    return j, j.handshake(answer=False)
 
 
 def _heartbeats(j: Joiner, k: int, stop: threading.Event) -> threading.Thread:
@@ -115,10 +120,7 @@ def _heartbeats(j: Joiner, k: int, stop: threading.Event) -> threading.Thread:
 def test_a_receiver_that_falls_silent_is_named_within_the_lease(ws, rigs, closing):
     """A scripted receiver answers Ready and then says nothing: the sender names it by the lease, and speaks itself."""
     rig = rigs(basic(0), 2, connect=[0], listen="tcp")
-    j = Joiner(rig.sender.url(1))
-    closing(j)
-    assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL\'s id and secret got no Welcome"
-    init = j.handshake(answer=False)
+    j, init = _joined(rig, 1, closing)
     j.send(ready(1, init["version"]))
     bounded(rig.sender.connect, tm.T, workers=[1], limit=tm.T + tm.SLACK, what="connect(workers=[1])")
     lease = init["data_plane"]["lease_ms"] / 1000
@@ -180,10 +182,7 @@ def test_each_receiver_has_a_store_of_its_own_that_ends_after_its_first_transfer
     rig = rigs(basic(0), 3, connect=[0], listen="tcp")
     joiners, inits = {}, {}
     for k in (1, 2):
-        joiners[k] = j = Joiner(rig.sender.url(k))
-        closing(j)
-        assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL's id and secret got no Welcome"
-        inits[k] = j.handshake(answer=False)
+        joiners[k], inits[k] = _joined(rig, k, closing)
     stores = {k: inits[k]["data_plane"]["store"] for k in (1, 2)}
     assert stores[1] != stores[2], f"NET-6 violated: two receivers' Inits name the same store {stores[1]}"
     stop = threading.Event()
@@ -224,10 +223,7 @@ def test_each_receiver_has_a_store_of_its_own_that_ends_after_its_first_transfer
 def test_a_broken_data_plane_names_the_receiver(ws, rigs, closing):
     """The scripted receiver builds its gloo rank, takes the Init's transfer, answers Ready, then drops the group."""
     rig = rigs(basic(0), 2, connect=[0], listen="tcp")
-    j = Joiner(rig.sender.url(1))
-    closing(j)
-    assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL\'s id and secret got no Welcome"
-    init = j.handshake(answer=False)
+    j, init = _joined(rig, 1, closing)
     group, _ = _take_first_transfer(init["data_plane"])
     j.send(ready(1, init["version"]))
     stop = threading.Event()
@@ -260,10 +256,7 @@ def test_a_receiver_that_never_builds_its_data_plane_delays_no_other(ws, rigs, c
     close() ends the sender's side of it at once (LIFE-4)."""
     threads_before = {t.ident for t in threading.enumerate()}
     rig = rigs(basic(0), 3, connect=[0], listen="tcp")
-    j = Joiner(rig.sender.url(1))
-    closing(j)
-    assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL\'s id and secret got no Welcome"
-    init = j.handshake(answer=False)
+    j, init = _joined(rig, 1, closing)
     if not init["data_plane"]["timeout_ms"] / 1000 > tm.T:
         raise Inconclusive(f"at timescale {tm.SCALE:g} the suite's bound ({tm.T:.0f} s) is not below the data "
                            f"plane's timeout_ms ({init['data_plane']['timeout_ms']} ms): a delayed join cannot be told apart")

@@ -47,6 +47,7 @@ def test_bench_runs_tiny(tmp_path):
     rows = results["memory"]["rows"]  # issue 24: slots held per worker count, within SLOT-3's default bound
     assert sorted(rows) == ["1", "2"] and all(2 <= k <= int(n) + 2 for n, (k, _) in rows.items()), rows
     assert results["memory"]["large"]["copies"] == {"1": 3, "2": 3}
+    assert all(v > 0 for row in results["memory"]["at_bound"].values() for v in row.values())  # and the waits
     assert "### Shared memory of the slots" in (out / "results.md").read_text()
     path = results["casts"]["rows"]  # issue 24: the fp32 -> bf16 path, beside fp32
     assert sorted(path) == ["1", "2"] and all(set(r) == set(casts.PATHS) and min(r.values()) > 0 for r in path.values())

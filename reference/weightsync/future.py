@@ -54,7 +54,7 @@ class SendFuture:
         self._callbacks: list[Callable[[SendFuture], Any]] | None = []
         self._calls = threading.Lock()
         self._watcher: threading.Thread | None = None
-        self._seen: tuple[int | None, WeightSyncError | None] = (None, None)  # what the watcher's wait() decided
+        self._seen: tuple[int | None, Exception | None] = (None, None)  # what the watcher's wait() decided
 
     def done(self) -> bool:
         """True once every targeted receiver has answered (acked, failed or gone). Never blocks.
@@ -153,7 +153,7 @@ class SendFuture:
     def _watch(self) -> None:
         try:
             self._seen = (self.wait(None), None)
-        except WeightSyncError as e:  # decided: SEND-2, SEND-7, or the sender closed (LIFE-8)
+        except Exception as e:  # noqa: BLE001 - decided: SEND-2, SEND-7, the sender closed (LIFE-8), or a bug of ours
             self._seen = (None, e)
         with self._calls:
             callbacks, self._callbacks = self._callbacks or [], None

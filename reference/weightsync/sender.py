@@ -16,7 +16,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.context import BaseContext
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import torch
 
@@ -555,20 +555,23 @@ def _check_init_fits(manifest: tuple[Entry, ...], max_slots: int) -> None:
                          f"{limits.MAX_TO_RECEIVER} (SEC-7, WIRE-2): merge small tensors into fewer")
 
 
+def _per_receiver(option: Sequence[Any] | Callable[[int], Any], n: int, name: str) -> list[Any]:
+    """An option given per receiver: a sequence of one value each, or a function of the id."""
+    if callable(option):
+        return [option(i) for i in range(n)]
+    values = list(option)
+    if len(values) != n:
+        raise ValueError(f"{name} names {len(values)} values for {n} receivers")
+    return values
+
+
 def _slot_dtypes(dtypes: torch.dtype | Sequence[torch.dtype | None] | Callable[[int], torch.dtype | None] | None,
                  n: int, manifest: tuple[Entry, ...]) -> list[torch.dtype | None]:
     """The floating dtype of each receiver's slots when it is not the weights': None otherwise (LAYOUT-3)."""
-    wanted: list[torch.dtype | None]
     if dtypes is None:
         return [None] * n
-    if isinstance(dtypes, torch.dtype):
-        wanted = [dtypes] * n
-    elif callable(dtypes):
-        wanted = [dtypes(i) for i in range(n)]
-    else:
-        wanted = list(dtypes)
-        if len(wanted) != n:
-            raise ValueError(f"dtypes names {len(wanted)} dtypes for {n} receivers (LAYOUT-3)")
+    wanted: list[torch.dtype | None] = ([dtypes] * n if isinstance(dtypes, torch.dtype)
+                                        else _per_receiver(dtypes, n, "dtypes (LAYOUT-3)"))
     floating = {layout.dtype_of(e.dtype) for e in manifest if layout.dtype_of(e.dtype).is_floating_point}
     out: list[torch.dtype | None] = []
     for i, d in enumerate(wanted):
@@ -582,15 +585,7 @@ def _slot_dtypes(dtypes: torch.dtype | Sequence[torch.dtype | None] | Callable[[
 def _slot_devices(devices: Sequence[DeviceLike] | Callable[[int], DeviceLike] | None, n: int,
                   source: torch.device) -> list[torch.device]:
     """The slot device of each receiver: `devices[i]`, `devices(i)`, or the weights' device (CUDA-1)."""
-    wanted: list[DeviceLike]
-    if devices is None:
-        wanted = [source] * n
-    elif callable(devices):
-        wanted = [devices(i) for i in range(n)]
-    else:
-        wanted = list(devices)
-        if len(wanted) != n:
-            raise ValueError(f"devices names {len(wanted)} devices for {n} receivers")
+    wanted: list[DeviceLike] = [source] * n if devices is None else _per_receiver(devices, n, "devices")
     out = []
     for d in map(torch.device, wanted):
         if d.type == "cuda":

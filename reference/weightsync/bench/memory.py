@@ -1,4 +1,4 @@
-"""Shared memory the slots take, per worker count: what SLOT-3's bound lets a sender reserve.
+"""Shared memory the slots take, per worker count, and what a lower bound costs a trainer that runs ahead (SLOT-3).
 
 Pull receivers in this process take every version and never poll, so each send pins a
 slot until no free one is left: the slots then held are the most the sender reserves for
@@ -8,6 +8,7 @@ that many workers. For a model above 1 GiB the default bound is computed, not al
 from __future__ import annotations
 
 import threading
+import time
 
 import torch
 
@@ -42,11 +43,55 @@ def _reserved(n: int) -> tuple[int, int]:
     return held
 
 
+#: At the bound: pull workers poll every POLL_EVERY seconds; the trainer publishes SENDS versions back to back.
+POLL_EVERY, SENDS, AT_BOUND_PARAMS = 0.02, 40, 1_000_000
+
+
+def _at_bound(n: int, max_slots: int | None) -> float:
+    """Mean seconds of send_async() (the waits are a few long ones among many short: a median hides them) when the trainer publishes faster than n pull workers poll: each send waits
+    for a free slot once the pending versions pin every one (SLOT-3)."""
+    import weightsync
+
+    with weightsync.Sender({"w": torch.zeros(AT_BOUND_PARAMS)}, n, max_slots=max_slots) as sender:
+        receivers = [weightsync.Receiver(sender.handle(i), mode="pull") for i in range(n)]
+        threads = [threading.Thread(target=r.connect, args=(60,)) for r in receivers]
+        for t in threads:
+            t.start()
+        sender.connect(timeout=60)
+        for t in threads:
+            t.join()
+        stop = threading.Event()
+
+        def poller(r) -> None:
+            while not stop.wait(POLL_EVERY):
+                r.poll(0)
+
+        pollers = [threading.Thread(target=poller, args=(r,), daemon=True) for r in receivers]
+        for t in pollers:
+            t.start()
+        times = []
+        try:
+            for _ in range(SENDS):
+                t0 = time.perf_counter()
+                sender.send_async(timeout=60)
+                times.append(time.perf_counter() - t0)
+        finally:
+            stop.set()
+            for t in pollers:
+                t.join(5)
+            for r in receivers:
+                r.close()
+    return sum(times) / len(times)
+
+
 def measure(workers: list[int]) -> dict:
-    """{"model_bytes", "rows": {N: [slots, bytes]}, "large": {"model_bytes", "copies": {N: slots}}}."""
+    """{"model_bytes", "rows": {N: [slots, bytes]}, "large": {"model_bytes", "copies": {N: slots}},
+    "at_bound": {N: {"3": mean s, "default": mean s}}}."""
     rows = {n: list(_reserved(n)) for n in workers}
     large = {n: slot_bound(LARGE, n, None, None) for n in workers}
-    return {"model_bytes": PARAMS * 4, "rows": rows, "large": {"model_bytes": LARGE, "copies": large}}
+    at_bound = {n: {"3": _at_bound(n, 3), "default": _at_bound(n, None)} for n in workers}
+    return {"model_bytes": PARAMS * 4, "rows": rows, "large": {"model_bytes": LARGE, "copies": large},
+            "at_bound": at_bound}
 
 
 def markdown(memory: dict) -> list[str]:
@@ -59,4 +104,10 @@ def markdown(memory: dict) -> list[str]:
              "|---:|---:|---:|---:|"]
     for n, (slots, nbytes) in memory["rows"].items():
         lines.append(f"| {n} | {slots} | {nbytes / 1e6:.0f} MB | {memory['large']['copies'][n]} |")
+    lines += ["", f"What fewer slots cost: a trainer that publishes {SENDS} versions back to back "
+                  f"({AT_BOUND_PARAMS / 1e6:.0f}M parameters) to pull workers that poll every {POLL_EVERY * 1e3:.0f} ms "
+                  "waits for a free slot once the unpolled versions pin all of them (SLOT-3); mean time of a send_async():", "",
+              "| workers | 3 slots | default (N+2) |", "|---:|---:|---:|"]
+    for n, row in memory["at_bound"].items():
+        lines.append(f"| {n} | {row['3'] * 1e3:.2f} ms | {row['default'] * 1e3:.2f} ms |")
     return lines
