@@ -75,6 +75,8 @@ LEASE = 5.0
 HEARTBEAT = 1.0
 #: The bound of one transfer, and of the wait for a receiver's data plane (NET-3, NET-5).
 TRANSFER_TIMEOUT = 60.0
+#: Keys a receiver may leave in its own data-plane store before `joined` is seen; gloo's rendezvous writes two (NET-6).
+MAX_STORE_KEYS = 64
 
 
 def receiver_heartbeat(lease: float) -> float:
@@ -92,5 +94,3 @@ def network_times(lease: float = LEASE, heartbeat: float = HEARTBEAT,
         raise ValueError(f"heartbeat ({heartbeat} s) must be less than lease ({lease} s), or a quiet receiver "
                          "would lose its lease (API-10, NET-4)")
     return float(lease), float(heartbeat), float(transfer_timeout)
-#: Keys a receiver may leave in its own data-plane store before `joined` is seen; gloo's rendezvous writes two (NET-6).
-MAX_STORE_KEYS = 64

@@ -442,12 +442,9 @@ class Sender(Hub):
             tensors = self._checker.ordered(source if type(source) is dict else layout.flatten(source))
         self._check_targets(targets)
         chosen = self._free_slots(targets, deadline)  # group -> slot
-        for group, slot in chosen.items():
+        for slot in chosen.values():
             if packed is not None:
-                if group.cast is None:
-                    slot.write_buffer(packed.buffer, packed.tensors)
-                else:  # another dtype: each array is converted (LAYOUT-3)
-                    slot.write([t.detach() for t in packed.tensors])
+                slot.write_buffer(packed.buffer, packed.tensors)  # a cast slot converts each array (LAYOUT-3)
                 continue
             try:
                 slot.write(tensors)

@@ -93,12 +93,13 @@ def _allocate_shareable(nbytes: int, device: torch.device) -> torch.Tensor:
 class Slot:
     """One version's worth of bytes on one device."""
 
-    def __init__(self, sid: int, device: torch.device, nbytes: int, manifest):
+    def __init__(self, sid: int, device: torch.device, nbytes: int, manifest, cast: bool = False):
         self.id = sid
         self.device = device
         self.nbytes = nbytes
         self.version: int | None = None
         self._manifest = manifest
+        self.cast = cast  # its floating dtypes are not the weights' (LAYOUT-3): no byte copy of a packed buffer
         self.views: list[torch.Tensor] = []
 
     def info(self) -> SlotInfo:
@@ -115,13 +116,17 @@ class Slot:
         """Writes packed weights: their buffer has the slot's layout, so this is one copy (API-8)."""
         self.write([t.detach() for t in tensors])
 
+    def _laid_like(self, buffer: torch.Tensor) -> bool:
+        """Whether a packed buffer holds this slot's bytes as they are: same size and no cast (API-8, LAYOUT-3)."""
+        return not self.cast and buffer.numel() == self.nbytes
+
     def close(self) -> None:
         self.views = []
 
 
 class CpuSlot(Slot):
     def __init__(self, sid, device, nbytes, manifest, source=None, cast=False):
-        super().__init__(sid, device, nbytes, manifest)
+        super().__init__(sid, device, nbytes, manifest, cast)
         self.buffer = shm.SealedBuffer(nbytes, name=f"weightsync-slot{sid}")
         self._packer = layout.Packer(self.buffer.tensor, manifest, source, cast)
         self.views = self._packer.views
@@ -133,7 +138,7 @@ class CpuSlot(Slot):
         self._packer.write(tensors)
 
     def write_buffer(self, buffer: torch.Tensor, tensors: list[torch.Tensor]) -> None:
-        if buffer.numel() == self.nbytes:  # one copy, from any device: the layouts are the same
+        if self._laid_like(buffer):  # one copy, from any device: the layouts are the same
             self.buffer.tensor.copy_(buffer)
         else:
             self.write([t.detach() for t in tensors])
@@ -157,8 +162,8 @@ class CudaSlot(Slot):
 
     _streams: dict[torch.device, torch.cuda.Stream] = {}
 
-    def __init__(self, sid: int, device: torch.device, nbytes: int, manifest: Sequence[Entry]):
-        super().__init__(sid, device, nbytes, manifest)
+    def __init__(self, sid: int, device: torch.device, nbytes: int, manifest: Sequence[Entry], cast: bool = False):
+        super().__init__(sid, device, nbytes, manifest, cast)
         self.event = torch.cuda.Event(interprocess=True)
         side = self._stream()
         with torch.cuda.stream(side):  # the zero fill and every write on one stream: writes follow the fill
@@ -185,7 +190,7 @@ class CudaSlot(Slot):
         self._copy(self.views, tensors)
 
     def write_buffer(self, buffer: torch.Tensor, tensors: list[torch.Tensor]) -> None:
-        if buffer.numel() == self.nbytes:  # one copy, from any device: the layouts are the same (API-8)
+        if self._laid_like(buffer):  # one copy, from any device: the layouts are the same (API-8)
             assert self.tensor is not None, "a closed sender writes no slot"
             self._copy([self.tensor], [buffer.detach()])
         else:
@@ -224,7 +229,7 @@ def make_slot(sid: int, device: torch.device, nbytes: int, manifest, source: tor
     """A slot on `device` for weights that live on `source` (by default the same device); `cast` when its
     manifest's floating dtypes are not the weights' (LAYOUT-3)."""
     if device.type == "cuda":
-        return CudaSlot(sid, device, nbytes, manifest)  # its writes are _foreach_copy_, which casts
+        return CudaSlot(sid, device, nbytes, manifest, cast)  # its writes are _foreach_copy_, which casts
     return CpuSlot(sid, device, nbytes, manifest, source, cast)
 
 

@@ -7,8 +7,11 @@ that many workers. For a model above 1 GiB the default bound is computed, not al
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 
@@ -19,28 +22,38 @@ PARAMS = 10_000_000
 LARGE = 4 << 30  # a 4 GiB model, for the computed rows
 
 
-def _reserved(n: int) -> tuple[int, int]:
-    """(slots held, their bytes) once n pull receivers that never poll pinned all they can."""
+@contextlib.contextmanager
+def _pull_workers(params: int, n: int, max_slots: int | None = None) -> Iterator[tuple[Any, list[Any]]]:
+    """A sender of `params` fp32 parameters and n pull receivers in this process, connected; all closed after."""
     import weightsync
 
-    with weightsync.Sender({"w": torch.zeros(PARAMS)}, n) as sender:
+    with weightsync.Sender({"w": torch.zeros(params)}, n, max_slots=max_slots) as sender:
         receivers = [weightsync.Receiver(sender.handle(i), mode="pull") for i in range(n)]
         threads = [threading.Thread(target=r.connect, args=(60,)) for r in receivers]
         for t in threads:
             t.start()
         sender.connect(timeout=60)
         for t in threads:
-            t.join()
+            t.join(60)
+        try:
+            yield sender, receivers
+        finally:
+            for r in receivers:
+                r.close()
+
+
+def _reserved(n: int) -> tuple[int, int]:
+    """(slots held, their bytes) once n pull receivers that never poll pinned all they can."""
+    import weightsync
+
+    with _pull_workers(PARAMS, n) as (sender, _):
         try:
             for _ in range(n + 3):  # more sends than any bound lets through
                 sender.send_async(timeout=0.05)
         except weightsync.SyncTimeoutError:
             pass  # every slot is pinned: the bound is reached
         slots = [s for g in sender._pool.groups.values() for s in g.slots]
-        held = (len(slots), sum(s.nbytes for s in slots))
-        for r in receivers:
-            r.close()
-    return held
+        return len(slots), sum(s.nbytes for s in slots)
 
 
 #: At the bound: pull workers poll every POLL_EVERY seconds; the trainer publishes SENDS versions back to back.
@@ -48,18 +61,10 @@ POLL_EVERY, SENDS, AT_BOUND_PARAMS = 0.02, 40, 1_000_000
 
 
 def _at_bound(n: int, max_slots: int | None) -> float:
-    """Mean seconds of send_async() (the waits are a few long ones among many short: a median hides them) when the trainer publishes faster than n pull workers poll: each send waits
-    for a free slot once the pending versions pin every one (SLOT-3)."""
-    import weightsync
-
-    with weightsync.Sender({"w": torch.zeros(AT_BOUND_PARAMS)}, n, max_slots=max_slots) as sender:
-        receivers = [weightsync.Receiver(sender.handle(i), mode="pull") for i in range(n)]
-        threads = [threading.Thread(target=r.connect, args=(60,)) for r in receivers]
-        for t in threads:
-            t.start()
-        sender.connect(timeout=60)
-        for t in threads:
-            t.join()
+    """Mean seconds of send_async() when the trainer publishes faster than n pull workers poll: each send
+    waits for a free slot once the pending versions pin every one (SLOT-3). The mean, since the waits are
+    a few long ones among many short, which a median hides."""
+    with _pull_workers(AT_BOUND_PARAMS, n, max_slots) as (sender, receivers):
         stop = threading.Event()
 
         def poller(r) -> None:
@@ -79,8 +84,6 @@ def _at_bound(n: int, max_slots: int | None) -> float:
             stop.set()
             for t in pollers:
                 t.join(5)
-            for r in receivers:
-                r.close()
     return sum(times) / len(times)
 
 
