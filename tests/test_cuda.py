@@ -68,6 +68,50 @@ def test_zero_copy_on_cuda(local):
         assert_holds_cpu(r, pattern(MANIFEST, 3), 3)
 
 
+def _llm_like(v: int, device: str = "cuda") -> dict[str, torch.Tensor]:
+    """fp32 weights whose bf16 rounding is not the identity, an int counter beside them."""
+    g = torch.Generator().manual_seed(v)
+    return {"w": (torch.randn(64, 33, generator=g) * 3.3).to(device), "b": torch.randn(7, generator=g).to(device),
+            "step": torch.tensor(v).to(device)}
+
+
+@pytest.mark.parametrize("zero_copy", [False, True])
+def test_cast_slots_on_cuda(local, zero_copy):
+    """LAYOUT-3, CUDA-1: fp32 CUDA weights reach bf16 slots on the GPU and on the CPU rounded as torch rounds,
+    an fp32 receiver beside them bit for bit, an int entry unchanged; one slot group per (device, dtype)."""
+    slots, casts = ["cuda", "cuda", "cpu"], [torch.bfloat16, None, torch.bfloat16]
+    sender, receivers = local(_llm_like(0), n=3, devices=slots, dtypes=casts, zero_copy=zero_copy)
+    gpu = torch.device("cuda", torch.cuda.current_device())
+    assert set(sender._pool.groups) == {(gpu, torch.bfloat16), gpu, (torch.device("cpu"), torch.bfloat16)}
+    for v in (1, 2, 3):
+        sent = _llm_like(v)
+        sender.send(sent, workers=[0, 1, 2] if v != 2 else [0], timeout=30)
+        for i, (r, dev, cast) in enumerate(zip(receivers, slots, casts)):
+            held = v if v != 2 or i == 0 else 1
+            want = _llm_like(held, "cpu")
+            assert r.version == held
+            with r.reading():
+                got = {k: (t.device.type, t.cpu()) for k, t in r.weights.items()}
+            for name, t in want.items():
+                t = t.to(cast) if cast is not None and t.is_floating_point() else t
+                assert got[name][0] == dev and got[name][1].dtype == t.dtype, (i, name, got[name])
+                assert torch.equal(got[name][1], t), (i, name)
+
+
+def test_cast_slots_on_cuda_across_processes(workers):
+    """LAYOUT-3, CUDA-2: a bf16 CUDA slot reaches a receiver in another process through CUDA IPC."""
+    with ws.Sender(_llm_like(0), 1, dtypes=torch.bfloat16) as sender:
+        _attach(sender, workers[:1])
+        for v in (1, 2):
+            sender.send(_llm_like(v), timeout=30)
+        got_version, got = workers[0].call("state")
+        workers[0].call("close")
+    assert got_version == 2
+    for name, t in _llm_like(2, "cpu").items():
+        t = t.bfloat16() if t.is_floating_point() else t
+        assert got[name].dtype == t.dtype and torch.equal(got[name].cpu(), t), name
+
+
 def _attach(sender, pool, mode="push"):
     for i, w in enumerate(pool):
         w.call("attach", sender.handle(i), mode=mode)
