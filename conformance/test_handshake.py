@@ -263,6 +263,30 @@ def test_a_refusal_whose_reason_is_long_still_fits_the_wire(ws):
         close(receiver, sender)
 
 
+@pytest.mark.req("BAD-2", "VER-2")
+def test_a_tensor_reshaped_onto_its_own_storage_is_refused(ws):
+    """`t.data = t.view(4, 8)` on an (8, 4) tensor changes its shape and keeps its identity, its data
+    pointer and its version counter, so a check that skips tensors it saw unchanged by those three lets
+    it through, and a copy that concatenates arrays (same bytes, no shapes) does not notice either. The
+    next send raises WeightsMismatchError and publishes nothing; a view of the old shape is accepted again."""
+    weights = {"a": torch.arange(32, dtype=torch.float32).reshape(8, 4), "b": torch.ones(8, 4), "c": torch.ones(7)}
+    sender, receiver, tx, rx = handshake(ws, weights, zeros_like(weights))
+    try:
+        connected(ws, tx, rx)
+        version = bounded(sender.send, timeout=tm.T, limit=tm.T + tm.SLACK, what="send of matching weights")
+        for shape in ((4, 8), (32,), (8, 4, 1)):
+            weights["a"].data = weights["a"].data.view(shape)
+            expect_error(ws, "WeightsMismatchError", sender.send, timeout=tm.T, ids="BAD-2",
+                         what=f"a send after a.data became a {shape} view of its own storage")
+            assert sender.version == version, f"VER-2 violated: the refused send moved the version to {sender.version}"
+            weights["a"].data = weights["a"].data.view(8, 4)
+            version = bounded(sender.send, timeout=tm.T, limit=tm.T + tm.SLACK, what="send after a's shape came back")
+    except HarnessError as e:
+        raise TooSlow(f"SEND-1 violated: {e}") from None
+    finally:
+        close(receiver, sender)
+
+
 @pytest.mark.req("BAD-2", "BAD-4", "VER-2")
 @pytest.mark.parametrize("kind", [pytest.param("module", marks=pytest.mark.needs("module")), "mapping"])
 def test_a_tensor_given_data_of_another_shape_is_refused_at_the_next_send(ws, kind):

@@ -10,8 +10,9 @@ import sys
 from dataclasses import asdict
 
 import pytest
+import torch
 
-from weightsync.bench import baselines, cases, casts, network, report, systems, targets
+from weightsync.bench import baselines, cases, casts, cli, network, report, systems, targets
 from weightsync.bench.pool import Pool
 
 pytestmark = pytest.mark.processes  # real worker processes: .ci/run's second layer
@@ -31,11 +32,12 @@ def test_bench_runs_tiny(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())
     found = {c["system"] for c in results["cases"]}
-    assert {"copy", "pipe", "queue", *systems.VARIANTS, network.FLOOR, *network.VARIANTS} <= found
+    assert {"copy", "tensor copy", "pipe", "queue", *systems.VARIANTS, network.FLOOR, *network.VARIANTS} <= found
     assert not [c for c in results["cases"] if c["note"]], "a case failed"
-    # 1e3 params x {6, 500} tensors (huge runs at 1e6 only) x 2 receiver counts x 7 systems (8 with torchrl),
-    # and the network cases: 1e3 params x 2 receiver counts x (the gloo floor + the TCP variants)
-    expected = 2 * 2 * (2 + len(systems.VARIANTS) + 1 + (baselines.torchrl_version() is not None))
+    # 1e3 params x {6, 500} tensors (huge runs at 1e6 only, llm and moe at their own sizes) x 2 receiver
+    # counts x (3 floors, the variants, the queue and torchrl), and the network cases: 1e3 params x 2
+    # receiver counts x (the gloo floor + the TCP variants)
+    expected = 2 * 2 * (3 + len(systems.VARIANTS) + 1 + (baselines.torchrl_version() is not None))
     expected += 2 * (1 + len(network.VARIANTS))
     assert len(results["cases"]) == expected
     assert {c["layout"] for c in results["cases"]} == {"few", "many"}
@@ -72,7 +74,7 @@ def test_bench_runs_the_huge_layout_at_1e6_only(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())
     assert [(c["params"], c["tensors"], c["system"]) for c in results["cases"]] == [
-        (1_000_000, 10_000, s) for s in ("copy", "pipe", "weightsync push zero-copy", "queue")]
+        (1_000_000, 10_000, s) for s in ("copy", "tensor copy", "pipe", "weightsync push zero-copy", "queue")]
     queue = results["cases"][-1]
     assert queue["p50"] is None and queue["note"].startswith("not run:")  # too many descriptors for a Queue
     assert all(c["p50"] > 0 for c in results["cases"][:-1])
@@ -88,6 +90,19 @@ def test_make_weights_spreads_params_over_the_tensors():
     w = cases.make_weights(1000, 10_000)  # fewer tensors rather than empty ones
     assert len(w) == 1000 and {t.numel() for t in w.values()} == {1}
     assert cases.runs_at("huge", 1e6) and not cases.runs_at("huge", 1e3) and cases.runs_at("many", 1e3)
+
+
+def test_llm_weights_are_shaped_like_a_transformer_in_bf16():
+    for layout, tensors, params in (("llm", 290, 10**8), ("moe", 3042, 10**8), ("llm", 290, 5 * 10**8)):
+        w = cases.llm_weights(params, layout, "meta")
+        d = w["model.norm.weight"].numel()
+        assert len(w) == cases.LAYOUTS[layout] == tensors and d % 64 == 0
+        assert {t.dtype for t in w.values()} == {torch.bfloat16}
+        assert 0 <= params - sum(t.numel() for t in w.values()) < d  # within one hidden size of the count
+        assert w["model.layers.0.self_attn.k_proj.weight"].shape == (d // 4, d)
+        assert ("model.layers.15.mlp.experts.59.down_proj.weight" in w) == (layout == "moe")
+    assert cases.model_weights(1000, "few").keys() == cases.make_weights(1000, 6).keys()
+    assert cli.receivers_for("llm", (1, 2, 4, 8)) == [1, 2, 4] and cli.receivers_for("few", (1, 8)) == [1, 8]
 
 
 def _case(system, p50, params=1000, layout="few", receivers=4, fds=None):
@@ -117,6 +132,12 @@ def test_targets_and_report_from_synthetic_cases():
         _case("copy", 8e-3, params=10**7), _case("pipe", 2e-3, params=10**7),
         _case(zc, 1.1e-2, params=10**7), _case("weightsync pull zero-copy", 1.3e-2, params=10**7),
         _case("weightsync push", 5e-3, params=10**7),  # faster, but not the variant the target names
+        # against torch's batched copy of the same tensors
+        _case("tensor copy", 2.9e-3, params=m, layout="huge"), _case("pipe", 1e-4, params=m, layout="huge"),
+        # LLM-shaped: zero-copy over copy + pipe; experts over the dense shape
+        _case("copy", 1e-1, params=5 * 10**8, layout="llm"), _case("pipe", 1e-4, params=5 * 10**8, layout="llm"),
+        _case(zc, 1.1e-1, params=5 * 10**8, layout="llm"), _case("weightsync push", 2e-1, params=5 * 10**8, layout="llm"),
+        _case(zc, 1.32e-1, params=5 * 10**8, layout="moe"),
     ]
     found = {t["name"]: t for t in targets.evaluate(run)}
     assert list(found) == [t.name for t in targets.TARGETS]
@@ -138,10 +159,19 @@ def test_targets_and_report_from_synthetic_cases():
     assert "pull zero-copy 1.300" in row("large model (1e7")["detail"]
     assert row("large model (1e8")["verdict"] == "n/a" and row("large model (1e8")["value"] is None
     assert row("descriptors")["value"] == 9 and row("descriptors")["verdict"] == "met"
+    assert row("10,000 tensors")["value"] == 1.333 and row("10,000 tensors")["verdict"] == "met"
+    assert row("500 tensors")["verdict"] == "n/a"  # no tensor copy measured beside the 500-tensor cases
+    assert row("LLM-shaped (5e8 bf16 params, 290")["value"] == round(1.1e-1 / (1e-1 + 1e-4), 3)
+    assert row("LLM-shaped (5e8 bf16 params):")["value"] == 1.2 and row("LLM-shaped (5e8 bf16 params):")["verdict"] == "met"
 
     md = report.markdown(_results([{**asdict(c), "throughput": c.throughput} for c in run], list(found.values())), [])
     assert "| 1e3 | 6 | 4 |" in md and "| 1e6 | 10000 | 4 |" in md and "1.50" in md
     assert md.index("| 1e6 | 500 | 4 |") < md.index("| 1e6 | 10000 | 4 |")  # layouts by tensor count
+    llm = md.index("### LLM-shaped models, bf16, cpu")  # before every other table but the targets
+    assert md.index("### Targets") < llm < md.index("### Send latency p50, cpu")
+    assert "| dense, 24 layers | 5e8 | 290 | 4 | 100.000 | 110.000 | - | 200.000 |" in md and "| 1.10 | 1.82 | - |" in md
+    assert ("- Dense, 24 layers (5e8 bf16 parameters in 290 tensors) to 4 workers on cpu: a zero-copy send takes "
+            "110.000 ms, 1.10x one plain copy of its bytes; copying workers take 200.000 ms (1.8x") in md
 
 
 def test_targets_of_an_empty_run_are_all_na():
@@ -164,6 +194,11 @@ def test_a_failed_case_leaves_the_workers_usable():
             systems.bench_weightsync(pool, weights, 1, "bogus", False, 0.0, 1, 1)  # the worker refuses the mode
         times, fds = systems.bench_weightsync(pool, weights, 1, "push", False, 0.0, 1, 1)
         assert len(times) == 1 and fds > 0
+        assert pool.heal() == []
+        pool.procs[0].kill()  # as the kernel's OOM killer would
+        pool.procs[0].join(10)
+        assert pool.heal() == [0]  # a new worker in its place, and the next case runs
+        assert len(baselines.bench_pipe(pool, 1, 0.0, 1, 1)) == 1
     finally:
         pool.close()
 

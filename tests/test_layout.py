@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -87,6 +89,44 @@ def test_checker_requires_grad_policy():
     assert checker.ordered({"a": t}, allow_grad=True)[0] is t
     with pytest.raises(WeightsMismatchError, match="BAD-3"):
         make_manifest({"a": t})
+
+
+# Shapes that share an element count with others: size-0 and size-1 dimensions in every place.
+_RESHAPES = [(), (1,), (0,), (2, 0), (0, 2), (1, 0), (6,), (6, 1), (1, 6), (2, 3), (3, 2), (1, 2, 3), (3, 1, 2),
+             (32,), (4, 8), (8, 4), (1, 32), (32, 1), (9,), (3, 3), (1, 3, 3), (3, 3, 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_RESHAPES), min_size=1, max_size=5), st.data())
+def test_checker_accepts_a_tensor_exactly_when_its_shape_is_the_entrys(shapes, data):
+    """BAD-2: the check reads dtype, device, element count and strides in bulk; whatever a tensor's strides
+    (a transposed view passes), it is accepted exactly when its shape is its entry's, and a tensor of the
+    same elements in another shape (size-0 and size-1 dimensions moved included) is refused by name."""
+    flat = {f"t{i}": torch.zeros(shape) for i, shape in enumerate(shapes)}
+    checker = Checker(make_manifest(flat))
+    assert all(a is b for a, b in zip(checker.ordered(flat), flat.values()))
+    i = data.draw(st.integers(0, len(shapes) - 1))
+    other = data.draw(st.sampled_from([s for s in _RESHAPES if math.prod(s) == math.prod(shapes[i])]))
+    t = torch.zeros(other[::-1]).T if len(other) == 2 and data.draw(st.booleans()) else torch.zeros(other)
+    changed = {**flat, f"t{i}": t}
+    if tuple(t.shape) == shapes[i]:
+        assert checker.ordered(changed)[i] is t
+    else:
+        with pytest.raises(WeightsMismatchError, match=rf"'t{i}' is float32\[.*BAD-2"):
+            checker.ordered(changed)
+    assert all(a is b for a, b in zip(checker.ordered(flat), flat.values()))  # the old tensors pass again
+
+
+def test_checker_after_forget_reads_every_shape():
+    """A copy that failed on a tensor the bulk pass let through asks for a full check: it passes when
+    nothing is wrong, so the copy's own error is what the caller sees."""
+    flat = {"a": torch.zeros(2, 3), "b": torch.zeros(4)}
+    checker = Checker(make_manifest(flat))
+    checker.forget()
+    assert [t.shape for t in checker.ordered(flat)] == [(2, 3), (4,)]
+    checker.forget()
+    with pytest.raises(WeightsMismatchError, match="BAD-2"):
+        checker.ordered({"a": torch.zeros(3, 2), "b": torch.zeros(4)})
 
 
 # Shapes whose float32 size is a multiple of ALIGN (they chain into runs) and shapes that are not.

@@ -162,8 +162,13 @@ class CudaSlot(Slot):
 
     _streams: dict[torch.device, torch.cuda.Stream] = {}
 
-    def __init__(self, sid: int, device: torch.device, nbytes: int, manifest: Sequence[Entry], cast: bool = False):
+    def __init__(self, sid: int, device: torch.device, nbytes: int, manifest: Sequence[Entry], cast: bool = False,
+                 source: torch.device | None = None):
         super().__init__(sid, device, nbytes, manifest, cast)
+        # The weights live on one device (the sender refuses more), checked against the manifest at each
+        # send: its stream is the one to order the copy after, and none when they are on the CPU.
+        source = torch.device(source or device)
+        self._sources = [source] if source.type == "cuda" else []
         self.event = torch.cuda.Event(interprocess=True)
         side = self._stream()
         with torch.cuda.stream(side):  # the zero fill and every write on one stream: writes follow the fill
@@ -206,7 +211,7 @@ class CudaSlot(Slot):
         removes any.
         """
         side = self._stream()
-        sources = {t.device for t in src if t.is_cuda}
+        sources = self._sources
         for dev in sources:
             side.wait_stream(torch.cuda.current_stream(dev))
         with torch.no_grad(), torch.cuda.stream(side):
@@ -229,7 +234,7 @@ def make_slot(sid: int, device: torch.device, nbytes: int, manifest, source: tor
     """A slot on `device` for weights that live on `source` (by default the same device); `cast` when its
     manifest's floating dtypes are not the weights' (LAYOUT-3)."""
     if device.type == "cuda":
-        return CudaSlot(sid, device, nbytes, manifest, cast)  # its writes are _foreach_copy_, which casts
+        return CudaSlot(sid, device, nbytes, manifest, cast, source)  # its writes are _foreach_copy_, which casts
     return CpuSlot(sid, device, nbytes, manifest, source, cast)
 
 

@@ -1,8 +1,9 @@
-"""What weightsync is measured against: two floors and two baselines.
+"""What weightsync is measured against: three floors and two baselines.
 
 The floors are what any consistent update costs: `copy` (one copy of the bytes, which a
-sender that lets training go on must make) and `pipe` (a small message to each worker
-and the answers back). The baselines are other ways to do the job: `queue`, the naive
+sender that lets training go on must make), `tensor copy` (the same copy made from the
+trainer's own tensors, each one an array torch copies on its own) and `pipe` (a small
+message to each worker and the answers back). The baselines are other ways to do the job: `queue`, the naive
 state_dict through one torch.multiprocessing Queue per worker, and `torchrl`, TorchRL's
 SharedMemWeightSyncScheme, whose modules are imported only when a run measures it (they
 are not a dependency; `torchrl_version()` says whether they import).
@@ -21,14 +22,38 @@ QUEUE_MAX_TENSORS = 1000
 
 
 def bench_copy(weights, device, budget, lo, hi) -> list[float]:
-    """One copy of the same bytes (as one float32 tensor) on the weights' device."""
-    numel = sum(t.numel() for t in weights.values())
-    src = torch.empty(numel, device=device).uniform_()
+    """One copy of the same bytes, as one tensor of the weights' dtype, on the weights' device."""
+    first = next(iter(weights.values()))
+    numel = sum(t.numel() * t.element_size() for t in weights.values()) // first.element_size()
+    src = torch.empty(numel, dtype=first.dtype, device=device).uniform_()
     dst = torch.zeros_like(src)  # touched now, so page faults are not timed
 
     def copy():
         dst.copy_(src)
         sync(device)
+
+    return timed(copy, budget, lo, hi)
+
+
+def bench_tensor_copy(weights, budget, lo, hi) -> list[float]:
+    """The weights' own tensors copied into one buffer by torch's batched copy (`_foreach_copy_`).
+
+    The floor of a send that copies the trainer's tensors themselves: what torch takes to
+    copy that many arrays, each a call of its own inside one batched call, on their device.
+    """
+    device = next(iter(weights.values())).device
+    buffer = torch.zeros(sum(t.numel() * t.element_size() for t in weights.values()), dtype=torch.uint8,
+                         device=device)
+    views, at = [], 0
+    for t in weights.values():
+        n = t.numel() * t.element_size()
+        views.append(buffer[at:at + n].view(t.dtype).view(t.shape))
+        at += n
+    sources = list(weights.values())
+
+    def copy():
+        torch._foreach_copy_(views, sources)
+        sync(str(device))
 
     return timed(copy, budget, lo, hi)
 
@@ -48,6 +73,11 @@ def bench_pipe(pool: Pool, n: int, budget, lo, hi) -> list[float]:
             c.recv()
 
     try:
+        for i, c in enumerate(ours):  # a bounded first round: a worker still in another case fails the case
+            c.send(1)
+            if not c.poll(TIMEOUT):
+                raise TimeoutError(f"worker {i} did not echo within {TIMEOUT:.0f} s")
+            c.recv()
         return timed(round_trip, budget, lo, hi)
     finally:
         for c in ours:
@@ -59,7 +89,7 @@ def bench_pipe(pool: Pool, n: int, budget, lo, hi) -> list[float]:
 
 def bench_queue(pool: Pool, weights, device, n: int, budget, lo, hi) -> list[float]:
     """A cloned state_dict put into each worker's queue; each worker copies it and acks."""
-    shapes = [tuple(t.shape) for t in weights.values()]
+    shapes = [(tuple(t.shape), t.dtype) for t in weights.values()]
     pool.command(n, lambda i: ("queue", shapes, device))
     version = [0]
 
@@ -92,8 +122,9 @@ def _torchrl_once(ctl, scheme, index: int, shapes, stop) -> None:
     torch.set_num_threads(1)
     try:
         model = torch.nn.Module()
-        for i, shape in enumerate(shapes):
-            model.register_parameter(f"w{i:03d}", torch.nn.Parameter(torch.empty(shape), requires_grad=False))
+        for i, (shape, dtype) in enumerate(shapes):
+            model.register_parameter(f"w{i:03d}", torch.nn.Parameter(torch.empty(shape, dtype=dtype),
+                                                                     requires_grad=False))
         scheme.init_on_receiver(model_id="policy", model=model, worker_idx=index)
         scheme.connect(worker_idx=index)
         ctl.send(("connected", index))
@@ -108,10 +139,12 @@ def bench_torchrl(ctx, weights, n: int, budget, lo, hi) -> list[float]:
     from tensordict import TensorDict
     from torchrl.weight_update import SharedMemWeightSyncScheme
 
-    trainer = TensorDict(dict(weights))  # the trainer's own weights, distinct from the shared buffer
+    # The trainer's own weights, distinct from the shared buffer, under the worker module's names
+    # (an LLM's dotted names would nest in a TensorDict).
+    trainer = TensorDict({f"w{i:03d}": t for i, t in enumerate(weights.values())})
     scheme = SharedMemWeightSyncScheme()
     scheme.init_on_sender(model_id="policy", weights=trainer.clone(), devices=[torch.device("cpu")] * n, ctx=ctx)
-    shapes = [tuple(t.shape) for t in weights.values()]
+    shapes = [(tuple(t.shape), t.dtype) for t in weights.values()]
     stop = ctx.Event()
     pipes = [ctx.Pipe() for _ in range(n)]
     procs = [

@@ -18,10 +18,13 @@ import torch
 
 SIZES = (1e3, 1e5, 1e6, 1e7, 1e8)
 RECEIVERS = (1, 2, 4, 8)
-LAYOUTS = {"few": 6, "many": 500, "huge": 10000}  # tensors per model
+LAYOUTS = {"few": 6, "many": 500, "huge": 10000, "llm": 290, "moe": 3042}  # tensors per model
 # A layout named here runs only at these sizes: 10,000 tensors need enough parameters to be
-# more than a handful each, and each larger size would lengthen the full run.
-LAYOUT_SIZES = {"huge": (1e6,)}
+# more than a handful each, and each larger size would lengthen the full run. The LLM-shaped
+# layouts run at their own sizes, which the grid of SIZES does not hold.
+LAYOUT_SIZES = {"huge": (1e6,), "llm": (1e8, 5e8), "moe": (1e8, 5e8)}
+#: Layouts shaped like a decoder-only LLM in bf16 (see llm_weights), and the most receivers they run with.
+LLM_LAYOUTS = {"llm": 4, "moe": 4}
 #: How long any step of a benchmark may wait on a worker before the run fails.
 TIMEOUT = 120.0
 
@@ -35,6 +38,7 @@ class Case:
     nbytes: int
     receivers: int
     system: str
+    dtype: str = "float32"
     p50: float = math.nan  # seconds
     p90: float = math.nan
     reps: int = 0
@@ -44,7 +48,7 @@ class Case:
     @property
     def throughput(self) -> float:
         """Bytes delivered per second: every receiver gets the whole model (copy and pipe: n/a)."""
-        if self.system in ("copy", "pipe") or not self.p50 > 0:
+        if self.system in ("copy", "tensor copy", "pipe") or not self.p50 > 0:
             return math.nan
         return self.nbytes * self.receivers / self.p50
 
@@ -68,6 +72,56 @@ def make_weights(params: int, tensors: int, device: str = "cpu") -> dict[str, to
     tensors = min(tensors, params)
     base, extra = divmod(params, tensors)
     return {f"w{i:03d}": torch.empty(base + (i < extra), device=device).uniform_() for i in range(tensors)}
+
+
+def llm_weights(params: int, layout: str, device: str = "cpu") -> dict[str, torch.Tensor]:
+    """About `params` bf16 parameters named and shaped like a decoder-only transformer.
+
+    "llm": 24 dense layers of 12 tensors (norms, q/k/v with biases and grouped k/v, o, a
+    SwiGLU MLP three times the hidden size), 290 tensors, as a 0.5 B-parameter model has
+    about 300. "moe": 16 layers whose MLP is 60 experts of three matrices with a router,
+    3,042 tensors. The hidden size is the largest multiple of 64 that leaves the embedding
+    a vocabulary of 1,000 or more; the vocabulary then takes up the rest, so the count is
+    within one hidden size of `params`.
+    """
+    experts, layers = (60, 16) if layout == "moe" else (0, 24)
+
+    def block(i: int, d: int) -> list[tuple[str, tuple[int, ...]]]:
+        kv, at = d // 4, f"model.layers.{i}.self_attn"
+        out = [(f"model.layers.{i}.input_layernorm.weight", (d,)), (f"{at}.q_proj.weight", (d, d)),
+               (f"{at}.q_proj.bias", (d,)), (f"{at}.k_proj.weight", (kv, d)), (f"{at}.k_proj.bias", (kv,)),
+               (f"{at}.v_proj.weight", (kv, d)), (f"{at}.v_proj.bias", (kv,)), (f"{at}.o_proj.weight", (d, d)),
+               (f"model.layers.{i}.post_attention_layernorm.weight", (d,))]
+        mlp = f"model.layers.{i}.mlp"
+        if not experts:
+            return out + [(f"{mlp}.gate_proj.weight", (3 * d, d)), (f"{mlp}.up_proj.weight", (3 * d, d)),
+                          (f"{mlp}.down_proj.weight", (d, 3 * d))]
+        out.append((f"{mlp}.gate.weight", (experts, d)))
+        for e in range(experts):
+            out += [(f"{mlp}.experts.{e}.gate_proj.weight", (d // 2, d)),
+                    (f"{mlp}.experts.{e}.up_proj.weight", (d // 2, d)),
+                    (f"{mlp}.experts.{e}.down_proj.weight", (d, d // 2))]
+        return out
+
+    def body(d: int) -> list[tuple[str, tuple[int, ...]]]:
+        return [s for i in range(layers) for s in block(i, d)] + [("model.norm.weight", (d,))]
+
+    def count(d: int) -> int:
+        return sum(math.prod(shape) for _, shape in body(d))
+
+    d = 64
+    while count(d + 64) + 1000 * (d + 64) <= params:
+        d += 64
+    vocab = max(1000, (params - count(d)) // d)
+    shapes = [("model.embed_tokens.weight", (vocab, d)), *body(d)]
+    return {name: torch.empty(shape, dtype=torch.bfloat16, device=device).uniform_() for name, shape in shapes}
+
+
+def model_weights(params: int, layout: str, device: str = "cpu") -> dict[str, torch.Tensor]:
+    """The weights of one benchmark model: LLM-shaped for those layouts, else `make_weights`."""
+    if layout in LLM_LAYOUTS:
+        return llm_weights(params, layout, device)
+    return make_weights(params, LAYOUTS[layout], device)
 
 
 def sync(device: str) -> None:

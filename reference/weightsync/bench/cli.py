@@ -21,11 +21,31 @@ import torch
 import torch.multiprocessing as mp
 
 from . import casts, memory, network, startup
-from .baselines import QUEUE_MAX_TENSORS, bench_copy, bench_pipe, bench_queue, bench_torchrl, torchrl_version
-from .cases import LAYOUT_SIZES, LAYOUTS, RECEIVERS, SIZES, Case, fill, fmt_params, make_weights, runs_at
+from .baselines import (
+    QUEUE_MAX_TENSORS,
+    bench_copy,
+    bench_pipe,
+    bench_queue,
+    bench_tensor_copy,
+    bench_torchrl,
+    torchrl_version,
+)
+from .cases import (
+    LAYOUT_SIZES,
+    LAYOUTS,
+    LLM_LAYOUTS,
+    RECEIVERS,
+    SIZES,
+    Case,
+    fill,
+    fmt_params,
+    make_weights,
+    model_weights,
+    runs_at,
+)
 from .plots import plot
 from .pool import Pool
-from .report import json_safe, machine, markdown
+from .report import in_words, json_safe, machine, markdown
 from .systems import COLUMNS, VARIANTS, bench_weightsync, cuda_supported
 from .targets import evaluate
 
@@ -42,10 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="bench-results", help="directory for results.md, results.json and plots")
     parser.add_argument("--sizes", help="comma-separated parameter counts, e.g. 1e3,1e6 (default: 1e3..1e8)")
     parser.add_argument("--receivers", help="comma-separated receiver counts (default: 1,2,4,8)")
-    parser.add_argument("--layouts", help="comma-separated subset of few (6 tensors), many (500 tensors) and huge "
-                        "(10,000 tensors, at 1e6 params only) (default: all; quick: few,many)")
+    parser.add_argument("--layouts", help="comma-separated subset of few (6 tensors), many (500 tensors), huge "
+                        "(10,000 tensors, at 1e6 params only), llm (bf16, shaped like a dense LLM, 290 tensors) and "
+                        "moe (bf16, a mixture of experts, 3,042 tensors); llm and moe run at 1e8 and 5e8 params and "
+                        "at most 4 receivers (default: all; quick: few,many)")
     parser.add_argument("--systems", help="comma-separated subset of: " + ", ".join(COLUMNS)
-                        + " (copy and pipe always run)")
+                        + " (the floors copy, tensor copy and pipe always run)")
     parser.add_argument("--budget", type=float, help="seconds of timed sends per case (default 1.5, quick 0.25)")
     parser.add_argument("--max-reps", type=int, help="most timed sends per case")
     parser.add_argument("--threads", type=int, default=1,
@@ -68,14 +90,18 @@ def argv_shown(args: argparse.Namespace) -> list[str]:
     return out
 
 
-def measure_group(pool, device, weights, layout, n, variants, use_queue, use_torchrl, reps, record) -> None:
-    """Every system for one model on one device to `n` receivers, floors first."""
+def measure_group(pool, device, weights, params, layout, n, variants, use_queue, use_torchrl, reps, record) -> None:
+    """Every system for one model of about `params` parameters on one device to `n` receivers, floors first."""
     budget, lo, hi = reps
+    for i in pool.heal():
+        print(f"worker {i} had died; a new one takes its place", file=sys.stderr, flush=True)
     nbytes = sum(t.numel() * t.element_size() for t in weights.values())
-    params = sum(t.numel() for t in weights.values())
-    base = dict(device=device, params=params, layout=layout, tensors=len(weights), nbytes=nbytes, receivers=n)
+    dtype = str(next(iter(weights.values())).dtype).removeprefix("torch.")
+    base = dict(device=device, params=params, layout=layout, tensors=len(weights), nbytes=nbytes, receivers=n,
+                dtype=dtype)
     # The floors are measured next to each group, so that they share its moment's load.
     record(Case(**base, system="copy"), bench_copy(weights, device, budget, lo, hi))
+    record(Case(**base, system="tensor copy"), bench_tensor_copy(weights, budget, lo, hi))
     record(Case(**base, system="pipe"), bench_pipe(pool, n, budget, lo, hi))
     runs: dict[str, Callable[[], tuple]] = {
         name: functools.partial(bench_weightsync, pool, weights, n, mode, zc, budget, lo, hi, packed)
@@ -103,6 +129,7 @@ def measure_network(pool, cases, variants, reps, record) -> None:
     """The network profile (device "tcp"): the raw gloo floor, then each weightsync variant, per size and count."""
     budget, lo, hi = reps
     for p, n in cases:
+        pool.heal()
         weights = make_weights(p, LAYOUTS["few"])
         nbytes = sum(t.numel() * t.element_size() for t in weights.values())
         base = dict(device="tcp", params=p, layout="few", tensors=len(weights), nbytes=nbytes, receivers=n)
@@ -118,6 +145,12 @@ def measure_network(pool, cases, variants, reps, record) -> None:
                 record(case, error=f"{type(e).__name__}: {e}")
             else:
                 record(case, times)
+
+
+def receivers_for(layout: str, receivers: tuple[int, ...]) -> list[int]:
+    """The receiver counts a layout runs with: all, or up to its cap (LLM-shaped models are large)."""
+    cap = LLM_LAYOUTS.get(layout)
+    return [n for n in receivers if cap is None or n <= cap]
 
 
 def _config(args: argparse.Namespace) -> dict:
@@ -146,7 +179,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     variants = {k: v for k, v in VARIANTS.items() if systems is None or k in systems}
     layouts = {k: v for k, v in LAYOUTS.items() if k in cfg["layouts"]}
-    models = [(p, lay) for p in cfg["sizes"] for lay in layouts if runs_at(lay, p)]
+    models = [(p, lay) for p in cfg["sizes"] for lay in layouts if lay not in LLM_LAYOUTS and runs_at(lay, p)]
+    models += [(p, lay) for lay in layouts if lay in LLM_LAYOUTS for p in LAYOUT_SIZES[lay]
+               if args.sizes is None or p in cfg["sizes"]]
     for lay in sorted(set(layouts) - {lay for _, lay in models}):
         sizes = ", ".join(fmt_params(p) for p in LAYOUT_SIZES[lay])
         print(f"layout {lay} runs only at {sizes} params, which this run does not include", file=sys.stderr)
@@ -161,9 +196,9 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     info = machine()
     info["sender_threads"] = args.threads
-    groups = len(models) * len(cfg["receivers"])
-    per_group = {"cpu": 2 + len(variants) + use_queue + use_torchrl,
-                 "cuda": 2 + len(variants) + (use_queue if cuda_ok else 0)}
+    groups = sum(len(receivers_for(lay, cfg["receivers"])) for _, lay in models)
+    per_group = {"cpu": 3 + len(variants) + use_queue + use_torchrl,
+                 "cuda": 3 + len(variants) + (use_queue if cuda_ok else 0)}
     net_variants = {} if args.no_network else {k: v for k, v in network.VARIANTS.items()
                                                 if systems is None or k in systems}
     net_cases = [(int(p), n) for p in cfg["net_sizes"] for n in cfg["net_receivers"] if n <= max(cfg["receivers"])]
@@ -210,14 +245,14 @@ def run(args: argparse.Namespace) -> int:
             for p, lay in models:
                 nt = layouts[lay]
                 if device != "cpu" and not cuda_ok:  # the rows say so rather than vanish
-                    for n in cfg["receivers"]:
-                        for system in ["copy", "pipe", *variants]:
+                    for n in receivers_for(lay, cfg["receivers"]):
+                        for system in ["copy", "tensor copy", "pipe", *variants]:
                             record(Case(device, int(p), lay, min(nt, int(p)), int(p) * 4, n, system),
                                    error="this binding has no CUDA slots")
                     continue
-                weights = make_weights(int(p), nt, device)
-                for n in cfg["receivers"]:
-                    measure_group(pool, device, weights, lay, n, variants, use_queue, use_torchrl,
+                weights = model_weights(int(p), lay, device)
+                for n in receivers_for(lay, cfg["receivers"]):
+                    measure_group(pool, device, weights, int(p), lay, n, variants, use_queue, use_torchrl,
                                   (budget, lo, hi), record)
                 del weights
         if net_variants:
@@ -236,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
     results = {
         "machine": info,
         "config": {**{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, "quick": bool(args.quick),
-                   "layouts": layouts, "systems": ["copy", "pipe", *variants, *(["queue"] if use_queue else []),
+                   "layouts": layouts, "systems": ["copy", "tensor copy", "pipe", *variants, *(["queue"] if use_queue else []),
                                                    *(["torchrl"] if use_torchrl else []),
                                                    *([network.FLOOR, *net_variants] if net_variants else [])]},
         "command": " ".join(["python -m weightsync bench", *argv_shown(args)]),
@@ -253,4 +288,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"done in {elapsed:.0f} s; wrote {out / 'results.md'}, {out / 'results.json'} and {len(plots)} plots")
     for t in targets:
         print(f"  target {t['name']}: {t['value']} (limit {t['limit']}) {t['verdict']}")
+    for line in in_words(cases):
+        print(f"  {line}")
     return 0

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from . import network
-from .cases import LAYOUTS, Case
+from .cases import LAYOUTS, LLM_LAYOUTS, Case
 from .systems import COLUMNS
 
 
@@ -28,7 +28,7 @@ def plot(cases: list[Case], out: Path) -> list[str]:
     names = []
     good = [c for c in cases if c.p50 == c.p50]
     order = [*COLUMNS, network.FLOOR, *network.VARIANTS]  # every system, the network ones included
-    floors = ("copy", "pipe", network.FLOOR)
+    floors = ("copy", "tensor copy", "pipe", network.FLOOR)
     for device in sorted({c.device for c in good}):
         for lay in sorted({c.layout for c in good if c.device == device}):
             sub = [c for c in good if c.device == device and c.layout == lay]
@@ -47,14 +47,15 @@ def plot(cases: list[Case], out: Path) -> list[str]:
                 ax.set_xscale("log")
                 ax.set_yscale("log")
                 ax.set_title(f"{n} receiver{'s' if n > 1 else ''}")
-                ax.set_xlabel("parameters (float32)")
+                ax.set_xlabel(f"parameters ({sub[0].dtype})")
                 ax.set_ylabel("send latency p50 (ms)")
                 ax.grid(True, which="major", alpha=0.3)
             for k in range(len(recv), rows * cols):
                 axes[k // cols][k % cols].set_visible(False)
             handles, labels = axes[0][0].get_legend_handles_labels()
             fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False)
-            fig.suptitle(f"{device}, {LAYOUTS.get(lay, lay)} tensors per model")
+            shaped = " (LLM-shaped)" if lay in LLM_LAYOUTS else ""
+            fig.suptitle(f"{device}, {LAYOUTS.get(lay, lay)} tensors per model{shaped}")
             fig.tight_layout(rect=(0, 0.07 if len(labels) <= 5 else 0.12, 1, 1))  # the legend below, off the data
             name = f"latency-{device}-{lay}.png"
             fig.savefig(out / name, dpi=110)

@@ -8,6 +8,8 @@ A case that fails must leave its workers ready for the next one.
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import socket
 import time
 from multiprocessing import connection
@@ -19,51 +21,20 @@ from .cases import TIMEOUT, sync
 
 
 def _worker(index: int, ctl, data_q, ack_q) -> None:
-    """One reusable worker: runs the receiving side of whatever case `ctl` names."""
+    """One reusable worker: runs the receiving side of whatever case `ctl` names.
+
+    Each case runs in `_case`, so that what it held (a receiver's weights, a queue's
+    copies: up to a GB each) is freed when it ends, not when the next case of its kind
+    replaces it; the heap is then handed back to the system. Eight workers each keeping
+    their last case's tensors once ran a 24 GB machine out of memory.
+    """
     torch.set_num_threads(1)
     while True:
         cmd = ctl.recv()
-        kind = cmd[0]
-        if kind == "exit":
+        if cmd[0] == "exit":
             return
         try:
-            if kind == "ping":
-                result = None
-            elif kind == "weightsync":
-                _, handle, mode, zero_copy = cmd
-                with Receiver(handle, mode=mode, zero_copy=zero_copy) as rx:
-                    rx.connect(timeout=TIMEOUT)
-                    ctl.send(("connected", index))
-                    while not rx.stopped:
-                        if mode == "pull":
-                            rx.poll(timeout=1.0)
-                        else:
-                            time.sleep(0.005)  # applies happen on the receiver's own thread
-                    result = rx.version
-            elif kind == "gloo":
-                from .gloo import gloo_worker
-
-                gloo_worker(*cmd[1:])
-                result = None
-            elif kind == "pipe":
-                _, conn = cmd
-                while (msg := conn.recv()) is not None:
-                    conn.send(msg)
-                conn.close()
-                result = None
-            elif kind == "queue":
-                _, shapes, device = cmd
-                own = [torch.empty(s, device=device) for s in shapes]
-                while (item := data_q.get()) is not None:
-                    version, state = item
-                    with torch.no_grad():
-                        torch._foreach_copy_(own, list(state.values()))
-                    sync(device)
-                    del state
-                    ack_q.put((index, version))
-                result = None
-            else:
-                raise ValueError(f"unknown command {kind!r}")
+            result = _case(index, cmd, ctl, data_q, ack_q)
             ctl.send(("done", result))
         except Exception as e:  # noqa: BLE001 - reported to the parent, which names the case
             for arg in cmd[1:]:  # a handle or pipe end left open would keep the sender waiting
@@ -72,6 +43,56 @@ def _worker(index: int, ctl, data_q, ack_q) -> None:
                     conn.close()
             ctl.send(("error", f"{type(e).__name__}: {e}"))
         cmd = None
+        _give_back_memory()
+
+
+def _case(index: int, cmd: tuple, ctl, data_q, ack_q):
+    kind = cmd[0]
+    if kind == "ping":
+        return None
+    if kind == "weightsync":
+        _, handle, mode, zero_copy = cmd
+        with Receiver(handle, mode=mode, zero_copy=zero_copy) as rx:
+            rx.connect(timeout=TIMEOUT)
+            ctl.send(("connected", index))
+            while not rx.stopped:
+                if mode == "pull":
+                    rx.poll(timeout=1.0)
+                else:
+                    time.sleep(0.005)  # applies happen on the receiver's own thread
+            return rx.version
+    if kind == "gloo":
+        from .gloo import gloo_worker
+
+        gloo_worker(*cmd[1:])
+        return None
+    if kind == "pipe":
+        _, conn = cmd
+        while (msg := conn.recv()) is not None:
+            conn.send(msg)
+        conn.close()
+        return None
+    if kind == "queue":
+        _, shapes, device = cmd
+        own = [torch.empty(s, dtype=dtype, device=device) for s, dtype in shapes]
+        # Bounded: a sender that failed mid-case may never put the None that ends it.
+        while (item := data_q.get(timeout=TIMEOUT)) is not None:
+            version, state = item
+            with torch.no_grad():
+                torch._foreach_copy_(own, list(state.values()))
+            sync(device)
+            del state, item
+            ack_q.put((index, version))
+        return None
+    raise ValueError(f"unknown command {kind!r}")
+
+
+def _give_back_memory() -> None:
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)  # glibc keeps freed heap pages otherwise
+    except (OSError, AttributeError):
+        pass
 
 
 class Pool:
@@ -81,17 +102,34 @@ class Pool:
         self.ctx = ctx
         self.ack_q = ctx.Queue()
         self.data_q = [ctx.Queue() for _ in range(n)]
-        self.ctl = []
-        self.procs = []
+        self.ctl: list = [None] * n
+        self.procs: list = [None] * n
         for i in range(n):
-            ours, theirs = ctx.Pipe()
-            p = ctx.Process(target=_worker, args=(i, theirs, self.data_q[i], self.ack_q), daemon=True)
-            p.start()
-            theirs.close()
-            self.ctl.append(ours)
-            self.procs.append(p)
+            self._start(i)
         self.command(n, lambda i: ("ping",))
         self.expect(n, "done")  # every worker has imported torch and waits for cases
+
+    def _start(self, i: int) -> None:
+        ours, theirs = self.ctx.Pipe()
+        p = self.ctx.Process(target=_worker, args=(i, theirs, self.data_q[i], self.ack_q), daemon=True)
+        p.start()
+        theirs.close()
+        self.ctl[i], self.procs[i] = ours, p
+
+    def heal(self) -> list[int]:
+        """Starts a new worker in place of each one that died (the kernel's OOM killer, a crash), so that
+        one failed case does not fail every later one; returns their indices."""
+        dead = [i for i, p in enumerate(self.procs) if not p.is_alive()]
+        for i in dead:
+            self.ctl[i].close()
+            self.data_q[i] = self.ctx.Queue()
+            self._start(i)
+        for i in dead:
+            self.ctl[i].send(("ping",))
+        for i in dead:
+            if not self.ctl[i].poll(TIMEOUT) or self.ctl[i].recv()[0] != "done":
+                raise RuntimeError(f"worker {i} was restarted and did not answer")
+        return dead
 
     def command(self, n: int, make) -> None:
         for i in range(n):

@@ -17,7 +17,7 @@ import torch
 
 from . import casts, memory, network, startup
 from .baselines import torchrl_version
-from .cases import LAYOUTS, Case, fmt_params, lookup
+from .cases import LAYOUTS, LLM_LAYOUTS, Case, fmt_params, lookup
 from .systems import COLUMNS, VARIANTS, best_weightsync
 
 
@@ -78,6 +78,67 @@ def _network_table(cases: list[Case], idx: dict) -> list[str]:
     return lines
 
 
+_LLM_NAMES = {"llm": "dense, 24 layers", "moe": "experts, 16 layers x 60"}
+_LLM_COLS = [("copy", "copy"), ("weightsync push zero-copy", "push zero-copy"),
+             ("weightsync pull zero-copy", "pull zero-copy"), ("weightsync push", "push (copying)"),
+             ("weightsync pull", "pull (copying)"), ("weightsync push zero-copy packed", "packed"),
+             ("torchrl", "TorchRL SharedMem"), ("queue", "Queue")]
+
+
+def _llm_table(cases: list[Case], idx: dict) -> list[str]:
+    """The LLM-shaped models first, with the three ratios a user choosing a mode reads."""
+    lines: list[str] = []
+    for device in sorted({c.device for c in cases if c.layout in LLM_LAYOUTS}):
+        keys = sorted({(c.layout, c.params, c.tensors, c.receivers) for c in cases
+                       if c.device == device and c.layout in LLM_LAYOUTS})
+        lines += ["", f"### LLM-shaped models, bf16, {device} (p50 ms)", "",
+                  "Zero-copy workers read the sender's slot in place: a send costs about one copy of the model "
+                  "whatever the number of workers. Copying workers each copy the slot again into their own "
+                  "weights, in parallel. `zero-copy / (copy+pipe)` is the price of consistency over the floor; "
+                  "`copying / zero-copy` what copying workers cost; `TorchRL / zero-copy` above 1 means weightsync "
+                  "is faster.", "",
+                  "| model | params | tensors | receivers | " + " | ".join(name for _, name in _LLM_COLS)
+                  + " | zero-copy / (copy+pipe) | copying / zero-copy | TorchRL / zero-copy |",
+                  "|---|---:|---:|---:|" + "---:|" * (len(_LLM_COLS) + 3)]
+        for lay, p, nt, n in keys:
+            k = (device, p, lay, n)
+            zc, copying = idx.get((*k, "weightsync push zero-copy")), idx.get((*k, "weightsync push"))
+            copy, pipe, trl = idx.get((*k, "copy")), idx.get((*k, "pipe")), idx.get((*k, "torchrl"))
+            ratios = [f"{zc.p50 / (copy.p50 + pipe.p50):.2f}" if zc and copy and pipe else "-",
+                      f"{copying.p50 / zc.p50:.2f}" if zc and copying else "-",
+                      f"{trl.p50 / zc.p50:.2f}" if zc and trl else "-"]
+            lines.append(f"| {_LLM_NAMES.get(lay, lay)} | {fmt_params(p)} | {nt} | {n} | "
+                         + " | ".join(_ms(idx.get((*k, s))) for s, _ in _LLM_COLS) + " | " + " | ".join(ratios) + " |")
+    return lines
+
+
+def in_words(cases: list[Case]) -> list[str]:
+    """One sentence per LLM-shaped model (its largest size, most receivers, per device) for a reader choosing a mode."""
+    idx = lookup(cases)
+    out = []
+    for device in sorted({c.device for c in cases if c.layout in LLM_LAYOUTS}):
+        for lay in LLM_LAYOUTS:
+            got = [c for c in cases if c.device == device and c.layout == lay and c.system == "weightsync push zero-copy"
+                   and c.p50 == c.p50]
+            if not got:
+                continue
+            zc = max(got, key=lambda c: (c.params, c.receivers))
+            k = (device, zc.params, lay, zc.receivers)
+            copy, copying, trl = idx.get((*k, "copy")), idx.get((*k, "weightsync push")), idx.get((*k, "torchrl"))
+            line = (f"{_LLM_NAMES[lay].capitalize()} ({fmt_params(zc.params)} bf16 parameters in {zc.tensors} tensors) "
+                    f"to {zc.receivers} workers on {device}: a zero-copy send takes {_ms(zc)} ms")
+            if copy:
+                line += f", {zc.p50 / copy.p50:.2f}x one plain copy of its bytes"
+            if copying:
+                line += (f"; copying workers take {_ms(copying)} ms ({copying.p50 / zc.p50:.1f}x: each copies the "
+                         "slot again into its own weights)")
+            if trl:
+                line += (f"; TorchRL's SharedMem takes {_ms(trl)} ms ({trl.p50 / zc.p50:.1f}x weightsync zero-copy), "
+                         "and its workers may read a half-written update")
+            out.append(line + ".")
+    return out
+
+
 def markdown(results: dict, plots: list[str]) -> str:
     m = results["machine"]
     cases = [Case(**{k: (math.nan if v is None and k in ("p50", "p90") else v)  # type: ignore[arg-type]  # JSON fields
@@ -101,6 +162,10 @@ def markdown(results: dict, plots: list[str]) -> str:
     for t in results["targets"]:
         lines.append(f"| {t['name']} | {t['value'] if t['value'] is not None else '-'} | {t['limit']} | "
                      f"{t['verdict']} | {t['detail'] or ''} |")
+    lines += _llm_table(cases, idx)
+    words = in_words(cases)
+    if words:
+        lines += ["", *[f"- {w}" for w in words]]
     if results.get("startup"):
         lines += ["", *startup.markdown(results["startup"])]
     if results.get("memory"):

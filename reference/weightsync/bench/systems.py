@@ -22,7 +22,7 @@ VARIANTS = {  # system name -> (mode, zero_copy, packed: the trainer's weights r
     "weightsync push zero-copy packed": ("push", True, True),
 }
 # Every system in the report's column order: the floors, the variants, the baselines.
-COLUMNS = ["copy", "pipe", *VARIANTS, "queue", "torchrl"]
+COLUMNS = ["copy", "tensor copy", "pipe", *VARIANTS, "queue", "torchrl"]
 
 
 def cuda_supported() -> bool:

@@ -61,11 +61,46 @@ def _tensors(layout: str, packed: bool) -> Callable[[dict], Found]:
     return value
 
 
-def _large(params: int, device: str = "cpu") -> Callable[[dict], Found]:
-    """Push zero-copy over one copy (on `device`) plus the pipe, 6 tensors to 4 receivers; pull zero-copy beside it."""
+def _per_tensor_floor(layout: str) -> Callable[[dict], Found]:
+    """The general path at 1e6 params in `layout` over its floor: torch's batched copy of the same
+    tensors (`tensor copy`) plus the pipe round trip, the worst over receivers and variants."""
+    systems = [s for s, (_, _, pk) in VARIANTS.items() if not pk]
 
     def value(idx: dict) -> Found:
-        key = (device, params, "few", 4)
+        worst = None
+        for n in _receivers(idx):
+            key = ("cpu", 1_000_000, layout, n)
+            floor, pipe = idx.get((*key, "tensor copy")), idx.get((*key, "pipe"))
+            for s in systems:
+                c = idx.get((*key, s))
+                if c and floor and pipe and (worst is None or c.p50 / (floor.p50 + pipe.p50) > worst[0]):
+                    worst = (c.p50 / (floor.p50 + pipe.p50), f"{n} receivers, {s}")
+        return worst
+
+    return value
+
+
+def _llm_tensors(params: int) -> Callable[[dict], Found]:
+    """Push zero-copy of the mixture of experts (3,042 tensors) over the dense LLM shape (290) of as many
+    bf16 parameters, the worst over receivers."""
+
+    def value(idx: dict) -> Found:
+        worst = None
+        for n in sorted({k[3] for k in idx if k[:3] == ("cpu", params, "moe")}):
+            a = idx.get(("cpu", params, "moe", n, "weightsync push zero-copy"))
+            b = idx.get(("cpu", params, "llm", n, "weightsync push zero-copy"))
+            if a and b and (worst is None or a.p50 / b.p50 > worst[0]):
+                worst = (a.p50 / b.p50, f"{n} receivers")
+        return worst
+
+    return value
+
+
+def _large(params: int, device: str = "cpu", layout: str = "few") -> Callable[[dict], Found]:
+    """Push zero-copy over one copy (on `device`) plus the pipe, to 4 receivers; pull zero-copy beside it."""
+
+    def value(idx: dict) -> Found:
+        key = (device, params, layout, 4)
         copy, pipe = idx.get((*key, "copy")), idx.get((*key, "pipe"))
         push, pull = idx.get((*key, "weightsync push zero-copy")), idx.get((*key, "weightsync pull zero-copy"))
         if push is None or copy is None or pipe is None:
@@ -113,6 +148,14 @@ TARGETS = [
            "general path, worst over receivers and variants"),
     Target("very many tensors, packed (1e6 params): 10,000 tensors / 6 tensors, send p50", 3.0,
            _tensors("huge", True), "weights packed by weightsync.pack, worst over receivers"),
+    Target("500 tensors (1e6 params): send p50 / (torch's batched copy of those tensors + pipe)", 1.5,
+           _per_tensor_floor("many"), "general path, worst over receivers and variants"),
+    Target("10,000 tensors (1e6 params): send p50 / (torch's batched copy of those tensors + pipe)",
+           1.5, _per_tensor_floor("huge"), "general path, worst over receivers and variants"),
+    Target("LLM-shaped (5e8 bf16 params, 290 tensors, 4 receivers) send p50 / (copy + pipe)", 1.15,
+           _large(500_000_000, layout="llm"), "weightsync push zero-copy"),
+    Target("LLM-shaped (5e8 bf16 params): 3,042 tensors (experts) / 290 tensors, send p50", 1.2,
+           _llm_tensors(500_000_000), "weightsync push zero-copy, worst over receivers"),
     Target("large model (1e7 params, 4 receivers) send p50 / (copy + pipe)", 1.15, _large(10_000_000),
            "weightsync push zero-copy"),
     Target("large model (1e8 params, 4 receivers) send p50 / (copy + pipe)", 1.15, _large(100_000_000),
