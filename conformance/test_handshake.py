@@ -263,6 +263,32 @@ def test_a_refusal_whose_reason_is_long_still_fits_the_wire(ws):
         close(receiver, sender)
 
 
+@pytest.mark.req("ACK-3", "LAYOUT-1")
+def test_large_arrays_back_to_back_arrive_whole(ws):
+    """A model of megabyte arrays that sit back to back (each a multiple of 64 bytes, as weight matrices
+    are), then one odd one: after each send the receiver holds every byte of every array. Small models
+    alone miss a copy that treats large neighbouring arrays differently from small ones (the reference
+    once copied only the first array of such a run)."""
+    shapes = [(512, 1024), (1024, 512), (3, 512, 512), (700, 333), (4096,)]
+    weights = {f"w{i}": torch.zeros(shape) for i, shape in enumerate(shapes)}
+    sender, receiver, tx, rx = handshake(ws, weights, zeros_like(weights))
+    try:
+        connected(ws, tx, rx)
+        for v in (1, 2):
+            fresh = {n: torch.randn(t.shape, generator=torch.Generator().manual_seed(10 * v + i))
+                     for i, (n, t) in enumerate(weights.items())}
+            for n, t in weights.items():
+                t.copy_(fresh[n])
+            version = bounded(sender.send, timeout=tm.T, limit=tm.T + tm.SLACK, what=f"send {v}")
+            with receiver.reading():
+                wrong = [n for n, t in receiver.weights.items() if not torch.equal(t, fresh[n])]
+            assert not wrong, f"ACK-3 violated: after version {version} the receiver holds other bytes in {wrong}"
+    except HarnessError as e:
+        raise TooSlow(f"SEND-1 violated: {e}") from None
+    finally:
+        close(receiver, sender)
+
+
 @pytest.mark.req("BAD-2", "VER-2")
 def test_a_tensor_reshaped_onto_its_own_storage_is_refused(ws):
     """`t.data = t.view(4, 8)` on an (8, 4) tensor changes its shape and keeps its identity, its data

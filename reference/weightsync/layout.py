@@ -319,7 +319,7 @@ class Packer:
                 raw = buffer[first.offset : last.offset + last.nbytes]
                 self.runs.append((i, j, raw.view(dtype_of(first.dtype)).view(1, -1)))
             else:
-                rest.append(i)
+                rest.extend(range(i, j))  # every array of a run left ungathered is copied on its own
             i = j
         self._rest = rest
         self._rest_views = [self.views[k] for k in rest]
