@@ -5,6 +5,7 @@ Skipped, with the reason in the report, where no CUDA device is present.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -66,6 +67,49 @@ def test_zero_copy_on_cuda(local):
         sender.send(on("cuda", pattern(MANIFEST, v)), workers=targets, timeout=30)
     for r in receivers:
         assert_holds_cpu(r, pattern(MANIFEST, 3), 3)
+
+
+@pytest.mark.parametrize("gather_below", [1 << 20, 64])
+def test_the_packer_on_a_gpu_writes_what_per_tensor_copies_write(gather_below, monkeypatch):
+    """LAYOUT-2, CUDA-1: runs of arrays on the slot's GPU are gathered in one kernel; the bytes are those
+    of a copy per array (runs, odd sizes, 0-d, empty, bf16 and int beside fp32, a transposed view); with
+    the bound lowered, every array of a run left to copy_ is copied."""
+    from weightsync import layout
+
+    monkeypatch.setattr(layout, "_GATHER_BELOW", gather_below)
+    g = torch.Generator().manual_seed(1)
+    flat = {f"r{i}": torch.randn(16, 16, generator=g) for i in range(40)}  # 1 KiB each: one run
+    flat.update({"odd": torch.randn(3, generator=g), "scalar": torch.tensor(2.5), "empty": torch.zeros(0, 4),
+                 "half": torch.randn(32, 8, generator=g).bfloat16(), "ints": torch.arange(64),
+                 "t": torch.randn(8, 16, generator=g).T})
+    flat.update({f"s{i}": torch.randn(64, generator=g) for i in range(20)})
+    flat = {k: v.cuda() for k, v in flat.items()}
+    manifest = tuple(dataclasses.replace(e, device="cuda:0") for e in layout.make_manifest(flat))
+    nbytes = layout.slot_nbytes(manifest, "cuda:0")
+    want = torch.full((nbytes,), 0xAB, dtype=torch.uint8, device="cuda")
+    for v, t in zip(layout.views(want, manifest), flat.values()):
+        v.copy_(t)
+    got = torch.full((nbytes,), 0xAB, dtype=torch.uint8, device="cuda")
+    packer = layout.Packer(got, manifest, source=torch.device("cuda", 0))
+    assert packer.runs if gather_below > 64 else not packer.runs
+    packer.write(list(flat.values()))
+    torch.cuda.synchronize()
+    assert torch.equal(got, want)
+
+
+def test_a_model_of_many_small_arrays_reaches_cuda_receivers_whole(local):
+    """LAYOUT-2, ACK-3, CUDA-2: 300 small arrays gathered into the slot on the GPU; copy and zero-copy
+    receivers hold every byte of each version."""
+    def weights(v):
+        g = torch.Generator().manual_seed(v)
+        return {f"w{i}": torch.randn(32, 16, generator=g).cuda() for i in range(300)}
+
+    for zero_copy in (False, True):
+        sender, receivers = local(weights(0), n=2, zero_copy=zero_copy)
+        for v in (1, 2):
+            sender.send(weights(v), timeout=30)
+            for r in receivers:
+                assert_holds_cpu(r, {k: t.cpu() for k, t in weights(v).items()}, v)
 
 
 def _llm_like(v: int, device: str = "cuda") -> dict[str, torch.Tensor]:

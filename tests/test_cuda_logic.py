@@ -55,7 +55,9 @@ def test_the_packer_gathers_only_when_the_weights_live_on_the_buffers_device():
     packer = layout.Packer(buffer, manifest, source=torch.device("cuda", 0))
     assert packer.runs == [] and len(packer._rest) == len(manifest)
     assert not layout.gathers(torch.device("cpu"), torch.device("cuda", 0))
-    assert not layout.gathers(torch.device("cuda", 0), torch.device("cuda", 0))
+    assert not layout.gathers(torch.device("cuda", 0), torch.device("cpu"))
+    assert not layout.gathers(torch.device("cuda", 0), torch.device("cuda", 1))
+    assert layout.gathers(torch.device("cuda", 1), torch.device("cuda", 1))  # one GPU: one kernel per run
 
 
 def test_a_cpu_slot_group_knows_where_its_weights_live():

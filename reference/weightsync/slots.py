@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections
 import os
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -174,7 +174,10 @@ class CudaSlot(Slot):
         with torch.cuda.stream(side):  # the zero fill and every write on one stream: writes follow the fill
             self.tensor: torch.Tensor | None = _allocate_shareable(nbytes, device)  # None once closed
             self.event.record(side)
-        self.views = layout.views(self.tensor, manifest)
+        # Weights on this GPU are gathered run by run, as on the CPU (one kernel for a run of small
+        # arrays instead of one copy each); from elsewhere, or cast, array by array.
+        self._packer: layout.Packer | None = layout.Packer(self.tensor, manifest, source, cast)
+        self.views = self._packer.views
         self._holder: _CudaHolder | None = _CudaHolder(self.tensor, self.event)
         self._uuid = device_uuid(device)
 
@@ -192,17 +195,20 @@ class CudaSlot(Slot):
         return SlotInfo(self.id, str(self.device), self.nbytes, ipc)
 
     def write(self, tensors: list[torch.Tensor]) -> None:
-        self._copy(self.views, tensors)
+        packer = self._packer
+        assert packer is not None, "a closed sender writes no slot"
+        self._copy(lambda: packer.write(tensors))
 
     def write_buffer(self, buffer: torch.Tensor, tensors: list[torch.Tensor]) -> None:
         if self._laid_like(buffer):  # one copy, from any device: the layouts are the same (API-8)
-            assert self.tensor is not None, "a closed sender writes no slot"
-            self._copy([self.tensor], [buffer.detach()])
+            slot = self.tensor
+            assert slot is not None, "a closed sender writes no slot"
+            self._copy(lambda: slot.copy_(buffer.detach(), non_blocking=True))
         else:
             self.write([t.detach() for t in tensors])
 
-    def _copy(self, dst: list[torch.Tensor], src: list[torch.Tensor]) -> None:
-        """Copies on a side stream ordered after the producers of `src`, then records the event (CUDA-2).
+    def _copy(self, copy: Callable[[], object]) -> None:
+        """Runs `copy` on a side stream ordered after the weights' producers, then records the event (CUDA-2).
 
         The streams that produce `src` then wait for the copy, so the trainer's next writes
         to its tensors, and any reuse of their memory by the allocator (which happens on
@@ -215,7 +221,7 @@ class CudaSlot(Slot):
         for dev in sources:
             side.wait_stream(torch.cuda.current_stream(dev))
         with torch.no_grad(), torch.cuda.stream(side):
-            torch._foreach_copy_(dst, src, non_blocking=True)
+            copy()
             self.event.record(side)
         for dev in sources:
             torch.cuda.current_stream(dev).wait_stream(side)
@@ -225,6 +231,7 @@ class CudaSlot(Slot):
     def close(self) -> None:
         super().close()
         self.tensor = None
+        self._packer = None  # its views hold the allocation too
         self._holder = None
         _RETIRED_EVENTS.append(self.event)
 
