@@ -219,16 +219,8 @@ class Checker:
             except (KeyError, AttributeError, TypeError, RuntimeError):  # RuntimeError: a layout without strides
                 pass
         self._full_next = False
-        try:
-            out = [flat[n] for n in self.names]
-            if len(flat) == len(out) and all(
-                    t.dtype == dtype and t.shape == shape and t.device == device and t.layout == torch.strided
-                    and (allow_grad or not t.requires_grad) for t, (dtype, shape, device) in zip(out, self._expect)):
-                return out
-        except (KeyError, AttributeError, TypeError):
-            pass
-        self._explain(flat, allow_grad)
-        raise AssertionError("unreachable: _explain found nothing to report")  # pragma: no cover
+        self._explain(flat, allow_grad)  # shape by shape: raises naming every problem, or finds none
+        return [flat[n] for n in self.names]
 
     def _bulk(self, flat: Mapping[str, torch.Tensor], allow_grad: bool) -> list[torch.Tensor] | None:
         out = list(map(flat.__getitem__, self.names))
@@ -276,7 +268,8 @@ class Checker:
                     problems.append(str(e))
             if len(problems) >= _MAX_LISTED:
                 break
-        raise WeightsMismatchError("weights do not match the manifest: " + "; ".join(problems) + " (BAD-2)")
+        if problems:
+            raise WeightsMismatchError("weights do not match the manifest: " + "; ".join(problems) + " (BAD-2)")
 
 
 def views(buffer: torch.Tensor, manifest: Sequence[Entry]) -> list[torch.Tensor]:
@@ -339,17 +332,9 @@ class Packer:
 
 def gathers(buffer: torch.device, source: torch.device) -> bool:
     """Whether the packer may gather runs: `_chunk_cat` takes its inputs and output on one device
-    (the CPU, or one GPU: 3,042 bf16 arrays in 0.84 ms against 1.65 ms copied one by one on an H200)."""
-    return buffer.type in ("cpu", "cuda") and _same_device(buffer, source)
-
-
-def _same_device(a: torch.device, b: torch.device) -> bool:
-    if a.type != b.type:
-        return False
-    if a.type == "cpu":
-        return True
-    index = torch.cuda.current_device  # an index left out means the current device
-    return (a.index if a.index is not None else index()) == (b.index if b.index is not None else index())
+    (the CPU, or one GPU: 3,042 bf16 arrays in 0.84 ms against 1.65 ms copied one by one on an H200).
+    Slot and source devices come with their index (the sender names every GPU by it)."""
+    return buffer.type in ("cpu", "cuda") and buffer == source
 
 
 def _adjacent(a: Entry, b: Entry) -> bool:

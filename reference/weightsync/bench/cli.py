@@ -93,8 +93,7 @@ def argv_shown(args: argparse.Namespace) -> list[str]:
 def measure_group(pool, device, weights, params, layout, n, variants, use_queue, use_torchrl, reps, record) -> None:
     """Every system for one model of about `params` parameters on one device to `n` receivers, floors first."""
     budget, lo, hi = reps
-    for i in pool.heal():
-        print(f"worker {i} had died; a new one takes its place", file=sys.stderr, flush=True)
+    pool.heal()
     nbytes = sum(t.numel() * t.element_size() for t in weights.values())
     dtype = str(next(iter(weights.values())).dtype).removeprefix("torch.")
     base = dict(device=device, params=params, layout=layout, tensors=len(weights), nbytes=nbytes, receivers=n,

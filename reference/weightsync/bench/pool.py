@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import socket
+import sys
 import time
 from multiprocessing import connection
 
@@ -129,6 +130,7 @@ class Pool:
         for i in dead:
             if not self.ctl[i].poll(TIMEOUT) or self.ctl[i].recv()[0] != "done":
                 raise RuntimeError(f"worker {i} was restarted and did not answer")
+            print(f"worker {i} had died; a new one takes its place", file=sys.stderr, flush=True)
         return dead
 
     def command(self, n: int, make) -> None:
