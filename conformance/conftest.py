@@ -2,11 +2,13 @@
 
     pytest conformance [--impl=MODULE] [--conformance-profile=default|thorough|ci]
                        [--conformance-timescale=FACTOR] [--conformance-json=PATH]
-                       [--receiver-cmd="PROGRAM {url}"] [-n N]
+                       [--receiver-cmd="PROGRAM {url}" | --sender-cmd="PROGRAM {layout} {receivers}"]
+                       [-n N]
 
 The module named by --impl (default: weightsync) must expose the spec's Python
-binding (API-1..API-5). Nothing else of it is used. With --receiver-cmd the subject
-is a program and neither torch nor any implementation is imported here.
+binding (API-1..API-5). Nothing else of it is used. With --receiver-cmd or
+--sender-cmd the subject is a program and neither torch nor any implementation is
+imported here.
 
 Each test ends in one of four outcomes (verdict.py): passed, violated, inconclusive,
 not implemented. Only a violation fails the run (exit status 1); a run with
@@ -50,8 +52,8 @@ INCONCLUSIVE_EXIT = 6
 DEFAULT_PROCESSES = 3
 #: The environment variable that carries the calibration to xdist's worker processes.
 MEASURE_ENV = "WEIGHTSYNC_CONFORMANCE_MEASURE"
-#: Program mode runs these modules only; the others need the binding.
-PROGRAM_MODULES = ("test_receiver_wire",)
+#: Program mode runs these modules only (by the role of the program); the others need the binding.
+PROGRAM_MODULES = {"receiver": ("test_receiver_wire",), "sender": ("test_sender_wire",)}
 SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
 
 _common = dict(
@@ -94,10 +96,26 @@ def pytest_addoption(parser):
         help="test an outside receiver program instead of the binding's Receiver: COMMAND with {url} in it, "
         "following the test-control contract of docs/conformance.md; only the receiver tests run",
     )
+    group.addoption(
+        "--sender-cmd",
+        default=None,
+        metavar="COMMAND",
+        help="test an outside sender program: COMMAND with {layout} and {receivers} in it, following the sender "
+        "test-control contract of docs/conformance.md; the suite's scripted receivers join it; only the sender "
+        "tests run",
+    )
 
 
 def _program(config) -> str | None:
-    return config.getoption("--receiver-cmd")
+    """The command of the program under test, in program mode (either role)."""
+    return config.getoption("--receiver-cmd") or config.getoption("--sender-cmd")
+
+
+def _role(config) -> str | None:
+    """Which role the program under test plays: "receiver", "sender", or None (the binding)."""
+    if config.getoption("--receiver-cmd"):
+        return "receiver"
+    return "sender" if config.getoption("--sender-cmd") else None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -140,6 +158,8 @@ def pytest_configure(config):
     user = config.getoption("--conformance-timescale")
     if user is not None and not user > 0:
         raise pytest.UsageError(f"--conformance-timescale must be positive, got {user}")
+    if config.getoption("--receiver-cmd") and config.getoption("--sender-cmd"):
+        raise pytest.UsageError("--receiver-cmd and --sender-cmd test one program each: give one of them per run")
     if not hasattr(config, "workerinput"):
         # The controlling process measures the machine once; xdist's workers and every
         # spawned receiver process inherit the result through the environment.
@@ -160,9 +180,14 @@ def impl(config):
 
 
 def pytest_ignore_collect(collection_path, config):
-    """Program mode collects only the receiver tests, so that nothing imports torch or a binding."""
-    if _program(config) and collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
-        return collection_path.stem not in PROGRAM_MODULES
+    """Program mode collects only its role's tests, so that nothing imports torch or a binding; the binding's
+    run leaves out the sender-program tests, which need a program to start (test_wire checks its Sender)."""
+    if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        role = _role(config)
+        if role:
+            return collection_path.stem not in PROGRAM_MODULES[role]
+        if collection_path.stem in PROGRAM_MODULES["sender"]:
+            return True
     return None
 
 
@@ -384,7 +409,7 @@ def _table(config) -> dict[str, dict]:
     if _program(config):
         for i in _spec_ids():
             if i not in per_id:
-                per_id[i][NOT_IMPLEMENTED].append("(needs the binding: not run for a receiver program)")
+                per_id[i][NOT_IMPLEMENTED].append(f"(needs the binding: not run for a {_role(config)} program)")
     rows = {}
     for i in sorted(per_id, key=_id_key):
         d = per_id[i]
@@ -423,9 +448,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr = terminalreporter
     program = _program(config)
     if program:
-        # The subject is the receiver program; the suite's scripted sender plays the trainer.
-        tr.section(f"weightsync conformance: receiver program {program!r}")
-        tr.write_line("trainer: the suite's scripted sender (conformance/peers.py)")
+        # The subject is a program; the suite's scripted peers play the other side.
+        tr.section(f"weightsync conformance: {_role(config)} program {program!r}")
+        other = "trainer: the suite's scripted sender" if _role(config) == "receiver" else \
+            "workers: the suite's scripted receivers"
+        tr.write_line(f"{other} (conformance/peers.py)")
         caps: list[str] = []
     else:
         tr.section(f"weightsync conformance: {config.getoption('--impl')}")
@@ -475,7 +502,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             json.dump(
                 {
                     "impl": None if program else config.getoption("--impl"),
-                    "receiver_cmd": program,
+                    "receiver_cmd": config.getoption("--receiver-cmd"),
+                    "sender_cmd": config.getoption("--sender-cmd"),
                     "capabilities": caps,
                     "profile": config.getoption("--conformance-profile"),
                     "timescale": tm.SCALE,

@@ -34,6 +34,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS_DIR = Path(__file__).resolve().parent / "mutants"
 MUTANTS = sorted(p.stem for p in MUTANTS_DIR.glob("*.py") if not p.stem.startswith("_"))
+#: Sender programs with one bug each (the reference sender program over a patched reference), for --sender-cmd.
+SENDER_MUTANTS_DIR = Path(__file__).resolve().parent / "sender_mutants"
+SENDER_MUTANTS = sorted(p.stem for p in SENDER_MUTANTS_DIR.glob("*.py") if not p.stem.startswith("_"))
 VIOLATED_LINE = re.compile(r"^requirements violated: (.*)$", re.MULTILINE)
 SPEC_ID = re.compile(r"\*\*([A-Z]+(?:-[A-Z])?-\d+)\*\*")
 #: The default profile of the whole suite, with room for a loaded machine.
@@ -52,9 +55,9 @@ class Mutant:
     killed_by: tuple[str, ...]
 
 
-def declared(name: str) -> Mutant:
+def declared(name: str, directory: Path = MUTANTS_DIR) -> Mutant:
     """A mutant's docstring, VIOLATES and KILLED_BY, read from its source without importing it."""
-    tree = ast.parse((MUTANTS_DIR / f"{name}.py").read_text())
+    tree = ast.parse((directory / f"{name}.py").read_text())
     values = {}
     for node in tree.body:
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
@@ -125,10 +128,10 @@ def _where_it_waits(pid: int) -> str:
 
 
 def test_every_mutant_declares_its_requirement():
-    assert len(MUTANTS) >= 10
+    assert len(MUTANTS) >= 10 and len(SENDER_MUTANTS) >= 3
     known = spec_ids()
-    for name in MUTANTS:
-        m = declared(name)
+    for name, directory in [*((n, MUTANTS_DIR) for n in MUTANTS), *((n, SENDER_MUTANTS_DIR) for n in SENDER_MUTANTS)]:
+        m = declared(name, directory)
         assert m.violates, f'tests/mutants/{name}.py has no VIOLATES = "ID" (or a tuple of IDs)'
         for rid in m.violates:
             assert rid in known, f"tests/mutants/{name}.py: VIOLATES names {rid}, which spec/ does not define"
@@ -145,7 +148,7 @@ def test_every_mutant_declares_its_requirement():
 def test_every_mutant_is_listed_in_the_docs():
     """docs/conformance.md tells users which bugs the suite is known to catch: every shipped mutant."""
     page = (ROOT / "docs" / "conformance.md").read_text()
-    missing = [name for name in MUTANTS if f"`{name}`" not in page]
+    missing = [name for name in MUTANTS + SENDER_MUTANTS if f"`{name}`" not in page]
     assert not missing, f"docs/conformance.md does not list these mutants: {missing}"
 
 
@@ -191,19 +194,47 @@ def test_module_missing_a_name_fails_at_once():
     assert "does not expose the weightsync binding: missing Sender" in out
 
 
-def test_program_mode_imports_neither_torch_nor_a_binding(tmp_path):
-    """--receiver-cmd judges a program over the wire: the suite's process imports no torch and no
-    implementation, starts no receiver pool, and still writes the JSON report."""
+#: Each program mode: its option, a program that passes, one test of its module, and a requirement that test checks.
+PROGRAM_MODES = {
+    "receiver": ("--receiver-cmd", "interop/numpy/weightsync_numpy.py {url}", "test_versions_arrive_bit_for_bit",
+                 "ACK-3", "receiver_cmd"),
+    "sender": ("--sender-cmd", "conformance/senders/reference_sender.py {layout} {receivers}",
+               "test_a_joined_receiver_gets_the_layout_and_version_0", "INIT-1", "sender_cmd"),
+}
+
+
+@pytest.mark.parametrize("role", sorted(PROGRAM_MODES))
+def test_program_mode_imports_neither_torch_nor_a_binding(tmp_path, role):
+    """--receiver-cmd and --sender-cmd judge a program over the wire: the suite's process imports no torch and no
+    implementation, starts no receiver pool, and still writes the JSON report, with the other role's tests not
+    implemented."""
+    option, program, test, checked, key = PROGRAM_MODES[role]
     report = tmp_path / "report.json"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "reference"), str(ROOT)]))
     cmd = [sys.executable, "-X", "importtime", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-n", "0",
-           "-k", "test_versions_arrive_bit_for_bit", f"--conformance-json={report}",
-           "--receiver-cmd", f"{sys.executable} interop/numpy/weightsync_numpy.py {{url}}"]
+           "-k", test, f"--conformance-json={report}", option, f"{sys.executable} {program}"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     imported = {line.rpartition("|")[2].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     heavy = sorted(m for m in imported if m.split(".")[0] in ("torch", "weightsync", "tensordict"))
     assert not heavy, f"program mode imported {heavy[:5]}"
     data = json.loads(report.read_text())
-    assert data["receiver_cmd"] and data["violated"] == [] and data["requirements"]["ACK-3"]["status"] == "passed"
-    assert data["requirements"]["SEND-1"]["status"] == "not implemented", data["requirements"]["SEND-1"]
+    assert data[key] and data["violated"] == [] and data["requirements"][checked]["status"] == "passed"
+    other = "SEND-1" if role == "receiver" else "INIT-3"
+    assert data["requirements"][other]["status"] == "not implemented", data["requirements"][other]
+
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(MUTANT_TIMEOUT + 60)
+@pytest.mark.parametrize("name", SENDER_MUTANTS)
+def test_sender_program_suite_kills_mutant(name):
+    """--sender-cmd judges a program by the wire alone: a sender program with one bug is named for it."""
+    m = declared(name, SENDER_MUTANTS_DIR)
+    program = f"{sys.executable} tests/sender_mutants/{name}.py {{layout}} {{receivers}}"
+    first = [f"--run-first={node}" for node in m.killed_by]
+    rc, out, named, elapsed = run_suite("weightsync", "-x", "-v", "-p", "tests.mutants._first", *first,
+                                        "--sender-cmd", program, timeout=MUTANT_TIMEOUT)
+    what = f"sender mutant {name} ({', '.join(m.violates)})"
+    assert rc == 1, f"{what} survived or broke the run (exit {rc}, {elapsed:.0f} s):\n{out[-8000:]}"
+    assert set(named) & set(m.violates), f"{what}: the suite names {named or 'nothing'}:\n{out[-8000:]}"

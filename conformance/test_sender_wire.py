@@ -1,0 +1,587 @@
+"""A sender in any language against the suite's scripted receivers (spec sections 3-9, 12-14).
+
+The sender under test is a program given with `--sender-cmd "PROGRAM {layout}
+{receivers}"` that follows the sender test-control contract of docs/conformance.md:
+it holds the weights of seed 0, listens, prints a URL per receiver, and answers one
+line per command (connect, send, async, wait, drop, close). The suite's scripted
+receivers (peers.Joiner) join it by URL as any worker would, and only what they see
+on the wire and what the program prints is judged, so a trainer written in C++, Rust
+or over NumPy is held to exactly what the reference is. This module is collected only
+with --sender-cmd: the binding's Sender is checked by test_wire.py.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import math
+import mmap
+import os
+import queue
+import shlex
+import subprocess
+import threading
+import time
+
+import pytest
+
+from . import timing as tm
+from .peers import FIELDS, HEARTBEAT, ITEMSIZE, SLOTINFO, Joiner, PeerClosed, ack, canonical, frame, pack, ready
+from .test_receiver_wire import ARRAYS, answer_bound, start_bound
+from .verdict import HarnessError, TooSlow, in_time
+
+RECEIVERS = 2
+#: Arrays of a megabyte and more, so that a slot write takes long enough to be seen.
+LARGE = [("big", "float32", (512, 1024)), ("small", "int8", (3,)), ("bias", "bfloat16", (300_000,))]
+
+
+def seeded(seed: int, arrays) -> list[bytes]:
+    """Each array's bytes for `seed`, as the contract defines them: SHAKE-128 of "SEED NAME", bool mod 2."""
+    out = []
+    for name, dtype, shape in arrays:
+        raw = hashlib.shake_128(f"{seed} {name}".encode()).digest(math.prod(shape) * ITEMSIZE[dtype])
+        out.append(bytes(b & 1 for b in raw) if dtype == "bool" else raw)
+    return out
+
+
+class Program:
+    """The sender program under test: started, asked one command at a time, closed."""
+
+    def __init__(self, cmd: str, directory, arrays=ARRAYS, receivers: int = RECEIVERS):
+        self.arrays = arrays
+        path = directory / "layout.json"
+        path.write_text(json.dumps([[n, d, list(s)] for n, d, s in arrays]))
+        argv = [a.replace("{layout}", str(path)).replace("{receivers}", str(receivers)) for a in shlex.split(cmd)]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True, bufsize=1)
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True, name="conformance-sender-program").start()
+        self.urls: dict[int, str] = {}
+        while (line := self.line(start_bound(), "start and print its URLs")) != "listening":
+            word, rid, url = line.split(" ", 2)
+            assert word == "url", f"the sender program printed {line!r} before 'listening' (the contract: url ID URL)"
+            self.urls[int(rid)] = url
+        assert sorted(self.urls) == list(range(receivers)), (
+            f"the sender program printed URLs for receivers {sorted(self.urls)}, not 0..{receivers - 1}")
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def line(self, bound: float, doing: str) -> str:
+        try:
+            line = self.lines.get(timeout=bound)
+        except queue.Empty:
+            raise HarnessError(f"the sender program did not {doing} within {bound:.0f} s") from None
+        if line is None:
+            raise AssertionError(f"the sender program exited (status {self.proc.wait()}) instead of answering "
+                                 f"({doing})")
+        return line
+
+    def ask(self, command: str, bound: float | None = None) -> str:
+        """The program's answer to `command` (one line)."""
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self.line(answer_bound() if bound is None else bound, f"answer {command!r}")
+
+    def join(self, rid: int, url: str | None = None) -> Joiner:
+        """A scripted receiver joined as `rid` and welcomed (RDV-3, RDV-7); Init not read yet."""
+        peer = Joiner(url or self.urls[rid], bound=answer_bound())
+        answer = peer.join(answer_bound())
+        assert answer.get("type") == "Welcome", f"RDV-3 violated: a Join with the right secret got {answer}"
+        assert peer.welcome_ok(answer), "RDV-3 violated: Welcome's proof is not HMAC(secret, ...) as specified"
+        return peer
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(tm.REACTION)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture
+def program(request, tmp_path):
+    """Starts the program; `program(arrays=..., receivers=...)` for another layout. Killed at teardown."""
+    made = []
+    cmd = request.config.getoption("--sender-cmd")
+
+    def start(arrays=ARRAYS, receivers=RECEIVERS) -> Program:
+        p = Program(cmd, tmp_path, arrays, receivers)
+        made.append(p)
+        return p
+
+    yield start
+    for p in made:
+        p.close()
+
+
+@pytest.fixture
+def peers():
+    """Scripted receivers made by a test, closed at teardown."""
+    made: list[Joiner] = []
+    yield made
+    for p in made:
+        p.close()
+
+
+# ---- what every scripted receiver checks ----------------------------------------------------------
+
+
+def check_init(peer: Joiner, arrays, rid: int) -> dict:
+    """Reads Init and checks its fields, manifest and slots against the layout (INIT-1, MSG-1, LAYOUT-1)."""
+    msg, fds = peer.expect("Init", answer_bound())
+    missing = [f for f in FIELDS["Init"] if f not in msg]
+    assert not missing, f"MSG-1 violated: Init lacks {missing}"
+    assert str(msg["protocol"]).split(".")[0] == "1", f"INIT-1 violated: Init speaks protocol {msg['protocol']!r}"
+    assert msg["receiver"] == rid, f"MSG-2 violated: receiver {rid}'s Init names receiver {msg['receiver']}"
+    manifest = msg["manifest"]
+    listed = [(e["name"], e["dtype"], list(e["shape"])) for e in manifest]
+    layout = [(n, d, list(s)) for n, d, s in arrays]
+    assert listed == layout, f"INIT-1 violated: the manifest lists {listed}, the layout {layout}"
+    end = 0
+    for e, (_, dtype, shape) in zip(manifest, arrays):
+        assert e["offset"] % 64 == 0 and e["offset"] >= end, (
+            f"LAYOUT-1 violated: {e['name']} at offset {e['offset']} (not a multiple of 64, or before the end of "
+            f"the array before it, {end})")
+        assert e["nbytes"] == math.prod(shape) * ITEMSIZE[dtype], (
+            f"INIT-1 violated: {e['name']} has nbytes {e['nbytes']}, {dtype}{list(shape)} is "
+            f"{math.prod(shape) * ITEMSIZE[dtype]}")
+        end = e["offset"] + e["nbytes"]
+    peer.take_slots(msg["slots"], fds)
+    for s in msg["slots"]:
+        assert [k for k in SLOTINFO if k in s] == list(SLOTINFO), f"MSG-1 violated: SlotInfo {s} lacks fields"
+        assert s["nbytes"] >= end, f"INIT-1 violated: slot {s['slot']} of {s['nbytes']} bytes holds {end} bytes"
+    assert msg["slot"] in peer.slot_fds, (
+        f"SLOT-1 violated: Init names slot {msg['slot']} but carries handles for {sorted(peer.slot_fds)}")
+    peer.init = msg
+    peer.seen_slots = {s["slot"] for s in msg["slots"]}
+    peer.named = [msg["version"]]
+    return msg
+
+
+def slot_bytes(peer: Joiner, slot: int) -> list[bytes]:
+    """Each array's bytes as they are in `slot` now, read through the receiver's read-only handle."""
+    fd = peer.slot_fds[slot]
+    size = os.fstat(fd).st_size
+    with mmap.mmap(fd, size, prot=mmap.PROT_READ) as m:
+        return [bytes(m[e["offset"]: e["offset"] + e["nbytes"]]) for e in peer.init["manifest"]]
+
+
+def check_bytes(peer: Joiner, slot: int, seed: int, arrays, rule: str, what: str) -> None:
+    got, want = slot_bytes(peer, slot), seeded(seed, arrays)
+    bad = [e["name"] for e, g, w in zip(peer.init["manifest"], got, want) if g != w]
+    assert not bad, f"{rule} violated: {what}: slot {slot} holds other bytes than seed {seed}'s for {bad}"
+
+
+def next_receive(peer: Joiner, bound: float | None = None) -> dict:
+    """The next Receive past Heartbeats, checked: fields, a newer version, slots introduced once (VER-3, SLOT-5)."""
+    msg, fds = peer.recv_past_heartbeats(answer_bound() if bound is None else bound)
+    assert msg.get("type") == "Receive", f"MSG-1 violated: expected a Receive, got {msg!r:.200}"
+    missing = [f for f in FIELDS["Receive"] if f not in msg]
+    assert not missing, f"VER-4 violated: a Receive lacks {missing}: {msg!r:.200}"
+    assert isinstance(msg["version"], int) and msg["version"] > max(peer.named), (
+        f"VER-3 violated: a Receive of version {msg['version']} after versions {peer.named} on this channel")
+    again = {s["slot"] for s in msg["new_slots"]} & peer.seen_slots
+    assert not again, f"SLOT-5 violated: slots {sorted(again)} introduced a second time"
+    peer.take_slots(msg["new_slots"], fds)
+    peer.seen_slots |= {s["slot"] for s in msg["new_slots"]}
+    assert msg["slot"] in peer.slot_fds, f"SLOT-1 violated: a Receive names slot {msg['slot']} before its handle came"
+    peer.named.append(msg["version"])
+    return msg
+
+
+def all_canonical(peer: Joiner) -> None:
+    for payload in peer.frames_in:
+        assert payload == canonical(payload), f"WIRE-5 violated: a frame not in canonical form: {payload[:60].hex()}"
+
+
+def joined(program: Program, peers: list, n: int = RECEIVERS, holds=()) -> list[Joiner]:
+    """n scripted receivers joined, Inits checked (seed 0, version 0), Ready sent, `connect` answered."""
+    made = []
+    for rid in range(n):
+        peer = program.join(rid)
+        peers.append(peer)
+        init = check_init(peer, program.arrays, rid)
+        assert init["version"] == 0, f"VER-1 violated: the first Init carries version {init['version']}, not 0"
+        check_bytes(peer, init["slot"], 0, program.arrays, "INIT-1", "version 0 in the Init's slot")
+        peer.send(ready(rid, 0, holds_slot=rid in holds))
+        made.append(peer)
+    answer = program.ask(f"connect {tm.T:g}", tm.T + tm.SLACK + answer_bound())
+    assert answer == "connected", f"INIT-5 violated: every receiver answered Ready, yet connect answered {answer!r}"
+    return made
+
+
+def published(answer: str, word: str = "published") -> int:
+    parts = answer.split()
+    assert len(parts) >= 2 and parts[0] == word, f"the sender program answered {answer!r}, expected '{word} V'"
+    return int(parts[1])
+
+
+def failed(answer: str) -> tuple[int | None, dict[int, str]]:
+    """(version, {receiver: cause}) of a `failed V ID=CAUSE ...` answer."""
+    parts = answer.split()
+    assert parts and parts[0] == "failed", f"the sender program answered {answer!r}, expected 'failed V ID=CAUSE ...'"
+    causes = {int(k): v for k, _, v in (p.partition("=") for p in parts[2:])}
+    return (None if parts[1] in ("connect", "None") else int(parts[1])), causes
+
+
+# ---- the tests ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.req("RDV-1", "RDV-3", "RDV-7", "INIT-1", "MSG-1", "LAYOUT-1", "VER-1", "WIRE-5", "WIRE-8")
+def test_a_joined_receiver_gets_the_layout_and_version_0(program, peers):
+    """Every dtype of Table 12-2: the manifest in layout order, 64-byte offsets, seed 0's bytes in the Init's slot."""
+    p = program()
+    for peer in joined(p, peers):
+        assert peer.init["byteorder"] in ("little", "big"), f"WIRE-8 violated: byteorder {peer.init['byteorder']!r}"
+        all_canonical(peer)
+
+
+@pytest.mark.req("VER-1", "VER-3", "VER-4", "SEND-1", "SLOT-1", "SLOT-5", "WIRE-4", "WIRE-5", "ACK-3")
+def test_versions_arrive_in_order_bit_for_bit_and_a_send_returns_after_every_ack(program, peers):
+    p = program()
+    a, b = joined(p, peers)
+    for step, seed in enumerate((11, 12, 13, 14, 15), start=1):
+        v = published(p.ask(f"async {seed}"))
+        assert v == step, f"VER-1 violated: send number {step} published version {v}"
+        for peer in (a, b):
+            m = next_receive(peer)
+            assert m["version"] == v, f"VER-4 violated: the Receive of version {v} names version {m['version']}"
+            check_bytes(peer, m["slot"], seed, p.arrays, "ACK-3", f"the slot named for version {v}")
+        a.send(ack(0, v))
+        # One target acked: the send has not returned (SEND-1). A short look, not a bound.
+        early = p.ask(f"wait {v} {tm.SHORT:g}", tm.SHORT + tm.SLACK + answer_bound())
+        assert early.startswith("failed"), f"SEND-1 violated: the send of {v} returned ({early!r}) before receiver 1 acked"
+        assert failed(early)[1] == {1: "timeout"}, f"SEND-7 violated: {early!r} should name receiver 1 as timeout only"
+        b.send(ack(1, v))
+        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", f"SEND-1 violated: both acked {v}, the send did not return"
+    for peer in (a, b):
+        all_canonical(peer)
+
+
+@pytest.mark.req("ACK-2", "VER-4", "SEND-5")
+def test_an_ack_answers_every_pending_receive_up_to_its_version(program, peers):
+    p = program()
+    a, b = joined(p, peers)
+    versions = [published(p.ask(f"async {seed}")) for seed in (21, 22, 23)]
+    for peer, rid in ((a, 0), (b, 1)):
+        for v in versions:
+            assert next_receive(peer)["version"] == v
+        peer.send(ack(rid, versions[-1]))
+    for v in versions:
+        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", f"ACK-2 violated: Ack({versions[-1]}) did not settle {v}"
+
+
+@pytest.mark.req("SLOT-2", "ZC-1", "ZC-2", "SEND-6")
+def test_a_slot_a_zero_copy_receiver_holds_is_never_written(program, peers):
+    """Receiver 0 holds the slot of its version (Ready holds_slot); sends to receiver 1 alone never touch it."""
+    p = program(LARGE)
+    a, b = joined(p, peers, holds={0})
+    held, held_seed = a.init["slot"], 0
+    for seed in range(31, 37):
+        answer = p.ask(f"async {seed} 1")
+        if answer.startswith("refused"):  # SLOT-3: at its slot bound a sender may publish nothing; never write it
+            check_bytes(a, held, held_seed, p.arrays, "ZC-2", f"receiver 0 holds slot {held}")
+            continue
+        v = published(answer)
+        m = next_receive(b)
+        assert m["slot"] != held, f"ZC-2 violated: version {v} was written into slot {held}, which receiver 0 holds"
+        check_bytes(a, held, held_seed, p.arrays, "ZC-2", f"receiver 0 holds slot {held} (version 0)")
+        b.send(ack(1, v))
+        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", f"SEND-1 violated: receiver 1 acked {v}"
+    # Receiver 0 moves to the newest version: it now holds that slot and may hold no other.
+    v = published(p.ask("async 40"))
+    m = next_receive(a)
+    next_receive(b)
+    a.send(ack(0, v))
+    b.send(ack(1, v))
+    assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+    held, held_seed = m["slot"], 40
+    for seed in range(41, 45):
+        v = published(p.ask(f"async {seed} 1"))
+        m = next_receive(b)
+        assert m["slot"] != held, f"ZC-2 violated: version {v} was written into slot {held}, which receiver 0 holds"
+        b.send(ack(1, v))
+        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+        check_bytes(a, held, held_seed, p.arrays, "ZC-2", f"receiver 0 holds slot {held}")
+
+
+class Answering:
+    """Receiver `rid` answers its next Receive from a thread (with `status`), while the program's send waits."""
+
+    def __init__(self, peer: Joiner, rid: int, status: str = "ok"):
+        self.received: dict | None = None
+        self.error: BaseException | None = None
+
+        def run():
+            try:
+                self.received = next_receive(peer)
+                peer.send(ack(rid, self.received["version"], status, "" if status == "ok" else "could not apply"))
+            except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread by result()
+                self.error = e
+
+        self.thread = threading.Thread(target=run, daemon=True, name=f"conformance-receiver-{rid}")
+        self.thread.start()
+
+    def result(self) -> dict:
+        self.thread.join(answer_bound())
+        if self.error is not None:
+            raise self.error
+        assert self.received is not None, "the scripted receiver got no Receive in time"
+        return self.received
+
+
+@pytest.mark.req("SEND-1", "SEND-6", "VER-3")
+def test_a_send_returns_its_version_once_every_target_acked_and_reaches_only_its_targets(program, peers):
+    p = program()
+    a, b = joined(p, peers)
+    both = [Answering(a, 0), Answering(b, 1)]
+    answer = p.ask(f"send 51 {tm.T:g}", tm.T + tm.SLACK + answer_bound())
+    assert [t.result()["version"] for t in both] == [1, 1]
+    assert answer == "returned 1", f"SEND-1 violated: both receivers acked version 1, the send answered {answer!r}"
+    only = Answering(a, 0)
+    answer = p.ask(f"send 52 {tm.T:g} 0", tm.T + tm.SLACK + answer_bound())
+    assert only.result()["version"] == 2 and answer == "returned 2", f"SEND-1 violated: {answer!r} to receiver 0's ack"
+    with pytest.raises(HarnessError):  # receiver 1 was not a target of version 2 (SEND-6)
+        msg = b.recv_past_heartbeats(tm.SHORT)
+        raise AssertionError(f"SEND-6 violated: receiver 1 got {msg[0]!r:.120} from a send to receiver 0 alone")
+    both = [Answering(a, 0), Answering(b, 1)]
+    assert p.ask(f"send 53 {tm.T:g}", tm.T + tm.SLACK + answer_bound()) == "returned 3"
+    assert [t.result()["version"] for t in both] == [3, 3], "VER-3 violated: the third send reached them as another version"
+
+
+@pytest.mark.req("ACK-6", "SEND-2", "SEND-7")
+def test_an_error_ack_fails_the_send_naming_that_receiver_alone(program, peers):
+    p = program()
+    a, b = joined(p, peers)
+    v = published(p.ask("async 61"))
+    next_receive(a)
+    next_receive(b)
+    a.send(ack(0, v))
+    b.send(ack(1, v, "error", "could not apply"))
+    version, causes = failed(p.ask(f"wait {v} {tm.T:g}"))
+    assert version == v and causes == {1: "error"}, f"SEND-7 violated: an Ack(error) from 1 gave {causes} for {version}"
+    v2 = published(p.ask("async 62"))  # an Ack(error) leaves the receiver live: the next version goes to it
+    for peer, rid in ((a, 0), (b, 1)):
+        assert next_receive(peer)["version"] == v2
+        peer.send(ack(rid, v2))
+    assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}", "ACK-6 violated: after an Ack(error) the next send failed"
+
+
+@pytest.mark.req("SEND-3", "SEND-4", "SEND-7", "VER-2")
+def test_a_receiver_that_dies_is_named_at_once_and_the_others_go_on(program, peers):
+    p = program()
+    a, b = joined(p, peers)
+    v = published(p.ask("async 71"))
+    next_receive(a)
+    next_receive(b)
+    a.send(ack(0, v))
+    peers.remove(b)
+    b.close()
+    t0 = time.monotonic()
+    answer = p.ask(f"wait {v} 120", tm.REACTION + tm.SLACK + answer_bound())
+    elapsed = time.monotonic() - t0
+    version, causes = failed(answer)
+    assert version == v and causes == {1: "died"}, f"SEND-3 violated: receiver 1's channel ended; {answer!r}"
+    in_time(elapsed <= tm.REACTION + tm.SLACK,
+            f"SEND-3 violated: a receiver's death was reported after {elapsed:.1f} s (reaction bound {tm.REACTION:g} s)")
+    for cmd in ("async 72 1", "async 73"):
+        answer = p.ask(cmd)
+        assert answer.startswith("refused"), f"SEND-4 violated: {cmd!r} targets receiver 1, which is gone: {answer!r}"
+    v2 = published(p.ask("async 74 0"))
+    assert v2 == v + 1, f"VER-2 violated: two refused sends consumed versions ({v} then {v2})"
+    m = next_receive(a)
+    check_bytes(a, m["slot"], 74, p.arrays, "ACK-3", f"version {v2}")
+    a.send(ack(0, v2))
+    assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}"
+
+
+@pytest.mark.req("SEND-2", "SEND-5", "VER-4")
+def test_a_silent_receiver_times_out_in_its_bound_and_its_late_ack_still_counts(program, peers):
+    p = program()
+    a, b = joined(p, peers)
+    first = Answering(a, 0)
+    t0 = time.monotonic()
+    answer = p.ask(f"send 81 {tm.TIMED:g}", tm.TIMED + tm.SLACK + answer_bound())
+    elapsed = time.monotonic() - t0
+    first.result()
+    version, causes = failed(answer)
+    assert causes == {1: "timeout"}, f"SEND-7 violated: receiver 1 did not answer; the send said {answer!r}"
+    assert elapsed >= tm.TIMED - tm.EARLY, f"SEND-2 violated: a send with timeout {tm.TIMED:g} gave up after {elapsed:.3f} s"
+    in_time(elapsed <= tm.TIMED + tm.SLACK, f"SEND-2 violated: a send with timeout {tm.TIMED:g} s answered after "
+            f"{elapsed:.1f} s")
+    m = next_receive(b)
+    assert m["version"] == version
+    b.send(ack(1, version))  # late, but the version is still pending: wait() again settles it (SEND-5)
+    assert p.ask(f"wait {version} {tm.T:g}") == f"returned {version}", "SEND-5 violated: a late Ack did not settle it"
+
+
+#: What a hostile or broken receiver sends in place of its Ack: (name, bytes given the version, the rules).
+ATTACKS = {
+    "not MessagePack": (lambda v: frame(b"\xc1\xc1\xc1"), ("WIRE-3", "SM-S-9")),
+    "a length above 64 KiB": (lambda v: (1 << 31).to_bytes(4, "big"), ("WIRE-2", "SM-S-9")),
+    "an unknown message type": (lambda v: frame(pack({"type": "Nonsense", "version": v})), ("MSG-3", "SM-S-9")),
+    "an Ack of a version not pending": (lambda v: frame(pack(ack(1, v + 5))), ("ACK-5", "SM-S-9")),
+    "an Ack naming another receiver": (lambda v: frame(pack(ack(0, v))), ("MSG-2", "SM-S-9")),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+@pytest.mark.req("SM-S-9", "WIRE-2", "WIRE-3", "MSG-2", "MSG-3", "ACK-5")
+def test_a_receiver_that_breaks_the_protocol_is_cut_off_alone(program, peers, attack):
+    make, rules = ATTACKS[attack]
+    p = program()
+    a, b = joined(p, peers)
+    v = published(p.ask("async 91"))
+    next_receive(a)
+    next_receive(b)
+    b.send_raw(make(v))
+    a.send(ack(0, v))
+    version, causes = failed(p.ask(f"wait {v} {tm.T:g}", tm.T + tm.SLACK + answer_bound()))
+    assert causes == {1: "violation"}, f"{rules[0]} violated: receiver 1 sent {attack}; the send said {causes}"
+    assert b.closed_by_peer(tm.REACTION), f"SM-S-9 violated: receiver 1 sent {attack} and its channel stayed open"
+    v2 = published(p.ask("async 92 0"))
+    assert next_receive(a)["version"] == v2
+    a.send(ack(0, v2))
+    assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}", f"SM-S-9 violated: after {attack} from 1, 0 was held up"
+
+
+@pytest.mark.req("MSG-4")
+def test_heartbeats_from_receivers_are_ignored(program, peers):
+    p = program()
+    for rid in range(RECEIVERS):
+        peer = p.join(rid)
+        peers.append(peer)
+        check_init(peer, p.arrays, rid)
+        peer.send(HEARTBEAT)
+        peer.send(ready(rid, 0))
+        peer.send(HEARTBEAT)
+    assert p.ask(f"connect {tm.T:g}", tm.T + tm.SLACK + answer_bound()) == "connected", (
+        "MSG-4 violated: receivers that sent Heartbeat around Ready did not connect")
+    v = published(p.ask("async 101"))
+    for rid, peer in enumerate(peers):
+        next_receive(peer)
+        peer.send(HEARTBEAT)
+        peer.send(ack(rid, v))
+    assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", "MSG-4 violated: Heartbeat before an Ack broke the send"
+
+
+@pytest.mark.req("LIFE-1", "LIFE-2", "RDV-5", "SLOT-5")
+def test_a_receiver_that_left_joins_again_at_the_latest_version(program, peers):
+    p = program()
+    a, b = joined(p, peers)
+    again = Joiner(p.urls[0], bound=answer_bound())
+    peers.append(again)
+    answer = again.join(answer_bound())
+    assert answer.get("type") == "Refuse", f"RDV-5 violated: a second Join for live receiver 0 got {answer!r:.120}"
+    peers.remove(b)
+    b.close()
+    for seed in (111, 112):
+        answer = p.ask(f"async {seed} 0")
+        v = published(answer)
+        next_receive(a)
+        a.send(ack(0, v))
+        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+    b = p.join(1)
+    peers.append(b)
+    init = check_init(b, p.arrays, 1)
+    assert init["version"] == v, f"LIFE-1 violated: a receiver joining after version {v} got version {init['version']}"
+    check_bytes(b, init["slot"], 112, p.arrays, "LIFE-1", f"the Init of version {v}")
+    b.send(ready(1, v))
+    assert p.ask(f"connect {tm.T:g} 1", tm.T + tm.SLACK + answer_bound()) == "connected"
+    v2 = published(p.ask("async 113"))
+    for peer, rid in ((a, 0), (b, 1)):
+        m = next_receive(peer)
+        check_bytes(peer, m["slot"], 113, p.arrays, "ACK-3", f"version {v2}")
+        peer.send(ack(rid, v2))
+    assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}"
+
+
+@pytest.mark.req("RDV-2", "RDV-4")
+def test_a_join_with_a_wrong_secret_or_id_is_refused(program, peers):
+    p = program()
+    other_secret = bytes.fromhex(p.urls[1].rpartition("secret=")[2])
+    for what, rid, secret in (("receiver 1's secret", 0, other_secret), ("an id that does not exist", 7, None)):
+        peer = Joiner(p.urls[0], rid=rid, secret=secret, bound=answer_bound())
+        peers.append(peer)
+        answer = peer.join(answer_bound())
+        assert answer.get("type") == "Refuse", f"RDV-4 violated: a Join as {rid} with {what} got {answer!r:.120}"
+        assert peer.closed_by_peer(tm.REACTION), f"RDV-4 violated: after Refuse ({what}) the connection stayed open"
+    joined(p, peers)  # the refused joins took nobody's place
+
+
+@pytest.mark.req("LIFE-4")
+def test_close_sends_stop_to_every_receiver(program, peers):
+    p = program()
+    joined(p, peers)
+    assert p.ask("close") == "closed"
+    for rid, peer in enumerate(peers):
+        try:
+            msg, _ = peer.recv_past_heartbeats(tm.REACTION)
+        except PeerClosed:
+            raise AssertionError(f"LIFE-4 violated: receiver {rid}'s channel ended without Stop") from None
+        assert msg.get("type") == "Stop", f"LIFE-4 violated: receiver {rid} got {msg!r:.120} at close, not Stop"
+    try:
+        status = p.proc.wait(answer_bound())
+    except subprocess.TimeoutExpired:
+        raise TooSlow("the sender program did not exit after 'close' (the contract)") from None
+    assert status == 0, f"the sender program exited with status {status} after 'close'"
+
+
+@pytest.mark.req("API-9", "SEND-3")
+def test_drop_cuts_one_receiver_off(program, peers):
+    p = program()
+    a, b = joined(p, peers)
+    v = published(p.ask("async 121"))
+    next_receive(a)
+    next_receive(b)
+    a.send(ack(0, v))
+    assert p.ask("drop 1") == "dropped 1"
+    try:
+        msg, _ = b.recv_past_heartbeats(tm.REACTION)
+        assert msg.get("type") == "Stop", f"API-9 violated: a dropped receiver got {msg!r:.120}"
+    except PeerClosed:
+        pass  # Stop, or the end of the channel (API-9)
+    version, causes = failed(p.ask(f"wait {v} {tm.T:g}"))
+    assert causes == {1: "died"}, f"API-9 violated: the version pending on a dropped receiver failed with {causes}"
+    v2 = published(p.ask("async 122 0"))
+    next_receive(a)
+    a.send(ack(0, v2))
+    assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}"
+
+
+@pytest.mark.req("SEC-4", "WIRE-4")
+def test_slot_handles_are_read_only_and_sealed(program, peers):
+    p = program(LARGE)
+    a, b = joined(p, peers)
+    v = published(p.ask("async 131"))
+    for peer, rid in ((a, 0), (b, 1)):
+        next_receive(peer)
+        peer.send(ack(rid, v))
+    assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+    sealed = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | getattr(fcntl, "F_SEAL_FUTURE_WRITE", 0x10)
+    for sid, fd in a.slot_fds.items():
+        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+        assert mode == os.O_RDONLY, f"SEC-4 violated: slot {sid}'s handle is open for writing (mode {mode})"
+        try:
+            seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        except OSError as e:
+            raise AssertionError(f"SEC-4 violated: slot {sid}'s buffer cannot be sealed ({e})") from None
+        assert seals & sealed == sealed, f"SEC-4 violated: slot {sid} has seals {seals:#x}, needs {sealed:#x}"
+        rw = os.open(f"/proc/self/fd/{fd}", os.O_RDWR)
+        try:
+            for what, attempt in (("pwrite", lambda rw=rw: os.pwrite(rw, b"\x7f" * 8, 0)),
+                                  ("ftruncate", lambda rw=rw: os.ftruncate(rw, 0)),
+                                  ("a writable shared mapping", lambda rw=rw: mmap.mmap(rw, 64, flags=mmap.MAP_SHARED))):
+                try:
+                    attempt()
+                except OSError:
+                    continue
+                raise AssertionError(f"SEC-4 violated: a receiver could change slot {sid} by {what}")
+        finally:
+            os.close(rw)
