@@ -23,6 +23,8 @@ import importlib
 import json
 import os
 import re
+import shlex
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -31,7 +33,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 from . import timing as tm
-from .names import KNOWN_CAPABILITIES, REQUIRED_NAMES, TIMESCALE_ENV
+from .names import KNOWN_CAPABILITIES, ROLES, TIMESCALE_ENV, required_names, roles
 from .verdict import (
     INCONCLUSIVE,
     NOT_IMPLEMENTED,
@@ -112,10 +114,25 @@ def _program(config) -> str | None:
 
 
 def _role(config) -> str | None:
-    """Which role the program under test plays: "receiver", "sender", or None (the binding)."""
+    """The one role under test, "receiver" or "sender" (a program, or a one-role module, API-12); None for both."""
     if config.getoption("--receiver-cmd"):
         return "receiver"
-    return "sender" if config.getoption("--sender-cmd") else None
+    if config.getoption("--sender-cmd"):
+        return "sender"
+    ws = getattr(config, "_conformance_impl", None)
+    mine = roles(ws.CAPABILITIES) if ws is not None else frozenset(ROLES)
+    return next(iter(mine)) if len(mine) == 1 else None
+
+
+def sender_command(config) -> str:
+    """The sender program of test_sender_wire: --sender-cmd, or for a sender-only module (API-12) the binding's
+    sender program (conformance/senders/reference_sender.py) over that module."""
+    given = config.getoption("--sender-cmd")
+    if given:
+        return given
+    program = Path(__file__).resolve().parent / "senders" / "reference_sender.py"
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(program))} {{layout}} {{receivers}} " + \
+        shlex.quote(config.getoption("--impl"))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -134,13 +151,14 @@ def _load_impl(name: str):
         mod = importlib.import_module(name)
     except Exception as e:  # noqa: BLE001 - any import failure is a usage error here
         raise pytest.UsageError(f"--impl={name}: cannot import it ({type(e).__name__}: {e})") from None
-    missing = [n for n in REQUIRED_NAMES if not hasattr(mod, n)]
+    caps = getattr(mod, "CAPABILITIES", frozenset())
+    missing = [n for n in required_names(caps if isinstance(caps, frozenset) else ()) if not hasattr(mod, n)]
     if missing:
         raise pytest.UsageError(
-            f"--impl={name} does not expose the weightsync binding: missing {', '.join(missing)} (API-1..API-5). "
+            f"--impl={name} does not expose the weightsync binding: missing {', '.join(missing)} (API-1..API-5; "
+            "a module of one role names it, 'sender' or 'receiver', in CAPABILITIES, API-12). "
             "Write a shim module that re-exports these names (docs/conformance.md)."
         )
-    caps = mod.CAPABILITIES
     if not isinstance(caps, frozenset) or not all(isinstance(c, str) for c in caps):
         raise pytest.UsageError(f"--impl={name}: CAPABILITIES must be a frozenset of str, got {caps!r} (API-5)")
     unknown = sorted(caps - KNOWN_CAPABILITIES)
@@ -180,8 +198,8 @@ def impl(config):
 
 
 def pytest_ignore_collect(collection_path, config):
-    """Program mode collects only its role's tests, so that nothing imports torch or a binding; the binding's
-    run leaves out the sender-program tests, which need a program to start (test_wire checks its Sender)."""
+    """Program mode, and a one-role module, collect only that role's tests (a program's run imports no torch and no
+    binding); a run of both roles leaves out the sender-program tests (test_wire checks its Sender)."""
     if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
         role = _role(config)
         if role:
@@ -406,10 +424,12 @@ def _table(config) -> dict[str, dict]:
             continue  # the test's other IDs were neither shown to hold nor to fail
         for i in t["ids"]:
             per_id[i][t["outcome"]].append(nodeid)
-    if _program(config):
+    role = _role(config)
+    if role:
+        what = f"a {role} program" if _program(config) else f"a {role}-only module (API-12)"
         for i in _spec_ids():
             if i not in per_id:
-                per_id[i][NOT_IMPLEMENTED].append(f"(needs the binding: not run for a {_role(config)} program)")
+                per_id[i][NOT_IMPLEMENTED].append(f"(needs both roles of the binding: not run for {what})")
     rows = {}
     for i in sorted(per_id, key=_id_key):
         d = per_id[i]
@@ -455,9 +475,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(f"{other} (conformance/peers.py)")
         caps: list[str] = []
     else:
-        tr.section(f"weightsync conformance: {config.getoption('--impl')}")
+        role = _role(config)
+        tr.section(f"weightsync conformance: {config.getoption('--impl')}" + (f" ({role} only)" if role else ""))
         caps = sorted(impl(config).CAPABILITIES)
         tr.write_line(f"capabilities declared: {', '.join(caps) or '(none)'}")
+        if role:
+            tr.write_line("the other role: the suite's scripted " + ("sender" if role == "receiver" else "receivers")
+                          + " (conformance/peers.py); its requirements are not implemented here")
     m = config._conformance_measure
     tr.write_line(f"timescale {tm.SCALE:g} (machine load {m.get('load', 0):.1f}, round trip "
                   f"{m.get('rtt_ms', 0):.2f} ms; given {m.get('timescale_given', 1):g})")
@@ -505,6 +529,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                     "receiver_cmd": config.getoption("--receiver-cmd"),
                     "sender_cmd": config.getoption("--sender-cmd"),
                     "capabilities": caps,
+                    "roles": [_role(config)] if _role(config) else list(ROLES),
                     "profile": config.getoption("--conformance-profile"),
                     "timescale": tm.SCALE,
                     "measure": m,

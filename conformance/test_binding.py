@@ -10,6 +10,7 @@ import torch
 from . import strategies as S
 from . import timing as tm
 from .conftest import KNOWN_CAPABILITIES
+from .names import roles
 from .rig import expect_error, waited
 
 
@@ -34,6 +35,15 @@ def test_capabilities(ws):
     assert isinstance(caps, frozenset), f"API-5 violated: CAPABILITIES is a {type(caps).__name__}"
     assert caps <= KNOWN_CAPABILITIES, f"API-5 violated: unknown capabilities {sorted(caps - KNOWN_CAPABILITIES)}"
     assert caps & {"push", "pull"}, "API-5 violated: an implementation declares neither push nor pull"
+
+
+@pytest.mark.req("API-12", "API-5")
+def test_the_roles_a_module_declares_are_classes_it_exports(ws):
+    """A module names `sender` or `receiver` when it implements one role only; naming neither means both."""
+    for name in ("Sender", "Receiver") if len(roles(ws.CAPABILITIES)) == 2 else ():
+        assert isinstance(getattr(ws, name, None), type), (
+            f"API-12 violated: CAPABILITIES names neither 'sender' nor 'receiver' (both roles), and {name} is "
+            f"{getattr(ws, name, None)!r}, not a class")
 
 
 @pytest.mark.req("API-1", "API-2")

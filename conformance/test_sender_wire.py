@@ -6,8 +6,10 @@ it holds the weights of seed 0, listens, prints a URL per receiver, and answers 
 line per command (connect, send, async, wait, drop, close). The suite's scripted
 receivers (peers.Joiner) join it by URL as any worker would, and only what they see
 on the wire and what the program prints is judged, so a trainer written in C++, Rust
-or over NumPy is held to exactly what the reference is. This module is collected only
-with --sender-cmd: the binding's Sender is checked by test_wire.py.
+or over NumPy is held to exactly what the reference is. This module is collected with
+--sender-cmd, and for a sender-only module (API-12), whose Sender is then driven by
+conformance/senders/reference_sender.py; a module of both roles has its Sender checked
+over the wire by test_wire.py instead.
 """
 
 from __future__ import annotations
@@ -21,16 +23,20 @@ import os
 import queue
 import shlex
 import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
 from . import timing as tm
+from .conftest import sender_command
 from .peers import FIELDS, HEARTBEAT, ITEMSIZE, SLOTINFO, Joiner, PeerClosed, ack, canonical, frame, pack, ready
 from .test_receiver_wire import ARRAYS, answer_bound, start_bound
 from .verdict import HarnessError, TooSlow, in_time
 
+#: Receivers join by URL: a sender-only module without `rendezvous` has no way in for them.
+pytestmark = pytest.mark.needs("rendezvous")
 RECEIVERS = 2
 #: Arrays of a megabyte and more, so that a slot write takes long enough to be seen.
 LARGE = [("big", "float32", (512, 1024)), ("small", "int8", (3,)), ("bias", "bfloat16", (300_000,))]
@@ -48,13 +54,13 @@ def seeded(seed: int, arrays) -> list[bytes]:
 class Program:
     """The sender program under test: started, asked one command at a time, closed."""
 
-    def __init__(self, cmd: str, directory, arrays=ARRAYS, receivers: int = RECEIVERS):
+    def __init__(self, cmd: str, directory, arrays=ARRAYS, receivers: int = RECEIVERS, env=None):
         self.arrays = arrays
         path = directory / "layout.json"
         path.write_text(json.dumps([[n, d, list(s)] for n, d, s in arrays]))
         argv = [a.replace("{layout}", str(path)).replace("{receivers}", str(receivers)) for a in shlex.split(cmd)]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True, bufsize=1)
+                                     text=True, bufsize=1, env=env)
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name="conformance-sender-program").start()
         self.urls: dict[int, str] = {}
@@ -87,7 +93,7 @@ class Program:
         return self.line(answer_bound() if bound is None else bound, f"answer {command!r}")
 
     def join(self, rid: int, url: str | None = None) -> Joiner:
-        """A scripted receiver joined as `rid` and welcomed (RDV-3, RDV-7); Init not read yet."""
+        """A scripted receiver joined as `rid` and welcomed (RDV-3: Welcome proves the secret); Init not read yet."""
         peer = Joiner(url or self.urls[rid], bound=answer_bound())
         answer = peer.join(answer_bound())
         assert answer.get("type") == "Welcome", f"RDV-3 violated: a Join with the right secret got {answer}"
@@ -108,10 +114,13 @@ class Program:
 def program(request, tmp_path):
     """Starts the program; `program(arrays=..., receivers=...)` for another layout. Killed at teardown."""
     made = []
-    cmd = request.config.getoption("--sender-cmd")
+    cmd = sender_command(request.config)
+    # The binding's sender program imports the module under test from wherever this process can.
+    env = None if request.config.getoption("--sender-cmd") else \
+        dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
 
     def start(arrays=ARRAYS, receivers=RECEIVERS) -> Program:
-        p = Program(cmd, tmp_path, arrays, receivers)
+        p = Program(cmd, tmp_path, arrays, receivers, env)
         made.append(p)
         return p
 
@@ -233,7 +242,7 @@ def failed(answer: str) -> tuple[int | None, dict[int, str]]:
 # ---- the tests ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.req("RDV-1", "RDV-3", "RDV-7", "INIT-1", "MSG-1", "LAYOUT-1", "VER-1", "WIRE-5", "WIRE-8")
+@pytest.mark.req("RDV-1", "RDV-3", "INIT-1", "MSG-1", "LAYOUT-1", "VER-1", "WIRE-5", "WIRE-8")
 def test_a_joined_receiver_gets_the_layout_and_version_0(program, peers):
     """Every dtype of Table 12-2: the manifest in layout order, 64-byte offsets, seed 0's bytes in the Init's slot."""
     p = program()
@@ -242,7 +251,7 @@ def test_a_joined_receiver_gets_the_layout_and_version_0(program, peers):
         all_canonical(peer)
 
 
-@pytest.mark.req("VER-1", "VER-3", "VER-4", "SEND-1", "SLOT-1", "SLOT-5", "WIRE-4", "WIRE-5", "ACK-3")
+@pytest.mark.req("VER-1", "VER-3", "VER-4", "SEND-1", "SLOT-1", "SLOT-5", "WIRE-4", "WIRE-5")
 def test_versions_arrive_in_order_bit_for_bit_and_a_send_returns_after_every_ack(program, peers):
     p = program()
     a, b = joined(p, peers)
@@ -252,7 +261,7 @@ def test_versions_arrive_in_order_bit_for_bit_and_a_send_returns_after_every_ack
         for peer in (a, b):
             m = next_receive(peer)
             assert m["version"] == v, f"VER-4 violated: the Receive of version {v} names version {m['version']}"
-            check_bytes(peer, m["slot"], seed, p.arrays, "ACK-3", f"the slot named for version {v}")
+            check_bytes(peer, m["slot"], seed, p.arrays, "SLOT-1", f"the slot named for version {v}")
         a.send(ack(0, v))
         # One target acked: the send has not returned (SEND-1). A short look, not a bound.
         early = p.ask(f"wait {v} {tm.SHORT:g}", tm.SHORT + tm.SLACK + answer_bound())
@@ -396,7 +405,7 @@ def test_a_receiver_that_dies_is_named_at_once_and_the_others_go_on(program, pee
     v2 = published(p.ask("async 74 0"))
     assert v2 == v + 1, f"VER-2 violated: two refused sends consumed versions ({v} then {v2})"
     m = next_receive(a)
-    check_bytes(a, m["slot"], 74, p.arrays, "ACK-3", f"version {v2}")
+    check_bytes(a, m["slot"], 74, p.arrays, "SLOT-1", f"version {v2}")
     a.send(ack(0, v2))
     assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}"
 
@@ -497,7 +506,7 @@ def test_a_receiver_that_left_joins_again_at_the_latest_version(program, peers):
     v2 = published(p.ask("async 113"))
     for peer, rid in ((a, 0), (b, 1)):
         m = next_receive(peer)
-        check_bytes(peer, m["slot"], 113, p.arrays, "ACK-3", f"version {v2}")
+        check_bytes(peer, m["slot"], 113, p.arrays, "SLOT-1", f"version {v2}")
         peer.send(ack(rid, v2))
     assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}"
 

@@ -75,7 +75,8 @@ def spec_ids() -> set[str]:
     return {m for p in (ROOT / "spec").glob("*.md") for m in SPEC_ID.findall(p.read_text())}
 
 
-def run_suite(impl: str, *extra: str, timeout: float = SUITE_TIMEOUT) -> tuple[int | None, str, list[str], float]:
+def run_suite(impl: str, *extra: str, timeout: float = SUITE_TIMEOUT,
+              extra_path: str = "") -> tuple[int | None, str, list[str], float]:
     """The suite in a subprocess, as a user runs it: (exit code, output, IDs it names violated, seconds).
 
     The exit code is None when the run outlived `timeout`; it is then killed, with the
@@ -83,7 +84,7 @@ def run_suite(impl: str, *extra: str, timeout: float = SUITE_TIMEOUT) -> tuple[i
     """
     env = dict(os.environ)
     # Spawned receiver processes import the mutant by name too.
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), extra_path, env.get("PYTHONPATH", "")) if p)
     cmd = [sys.executable, "-m", "pytest", "conformance", f"--impl={impl}", "-p", "no:cacheprovider",
            "--conformance-profile=ci", *extra]
     t0 = time.monotonic()
@@ -192,6 +193,39 @@ def test_module_missing_a_name_fails_at_once():
     code, out, _, _ = run_suite("json", "-q")
     assert code == 4, out[-2000:]
     assert "does not expose the weightsync binding: missing Sender" in out
+
+
+def test_a_module_of_one_role_needs_that_roles_class_only(tmp_path):
+    """API-12: a module naming `receiver` need not export Sender, but must export Receiver."""
+    (tmp_path / "half_shim.py").write_text(
+        "from tests.one_role.sender_only import *  # noqa: F403\n"
+        "from tests.one_role.sender_only import CAPABILITIES as _C\n"
+        "CAPABILITIES = (_C - {'sender'}) | {'receiver'}\n")
+    code, out, _, _ = run_suite("half_shim", "-q", "--collect-only", extra_path=str(tmp_path))
+    assert code == 4, out[-2000:]
+    assert "missing Receiver" in out and "Sender" not in out.partition("missing")[2].partition("(")[0], out[-2000:]
+
+
+#: A one-role module (API-12): a requirement of its role that passes, and one of the other role, not implemented.
+ONE_ROLE = {"sender": ("ZC-2", "INIT-3"), "receiver": ("INIT-2", "SEND-1")}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(MUTANT_TIMEOUT + 60)
+@pytest.mark.parametrize("role", sorted(ONE_ROLE))
+def test_a_module_of_one_role_is_tested_with_scripted_peers(tmp_path, role):
+    """The reference's Sender alone, or its Receiver alone (API-12), passes against the suite's scripted peers of
+    the other role, with that role's requirements reported not implemented."""
+    report = tmp_path / "report.json"
+    rc, out, named, _ = run_suite(f"tests.one_role.{role}_only", "-q", f"--conformance-json={report}",
+                                  timeout=MUTANT_TIMEOUT)
+    assert rc in (0, INCONCLUSIVE_EXIT) and not named, f"the {role}-only shim fails (exit {rc}):\n{out[-6000:]}"
+    data = json.loads(report.read_text())
+    mine, other = ONE_ROLE[role]
+    assert data["roles"] == [role], data["roles"]
+    assert data["requirements"][mine]["status"] == "passed", data["requirements"][mine]
+    assert data["requirements"][other]["status"] == "not implemented", data["requirements"][other]
+    assert f"({role} only)" in out
 
 
 #: Each program mode: its option, a program that passes, one test of its module, and a requirement that test checks.

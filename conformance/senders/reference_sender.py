@@ -1,16 +1,19 @@
 """A sender program for `pytest conformance --sender-cmd`, built on the reference binding.
 
-    python conformance/senders/reference_sender.py LAYOUT_JSON RECEIVERS
+    python conformance/senders/reference_sender.py LAYOUT_JSON RECEIVERS [MODULE]
 
 It follows the suite's sender test-control contract (docs/conformance.md): a sender of
 the layout's arrays holding the weights of seed 0, listening on an abstract Unix name;
 it prints `url ID URL` per receiver and `listening`, then answers one line per command
-read from standard input (connect, send, async, wait, drop, close).
+read from standard input (connect, send, async, wait, drop, close). MODULE (default
+weightsync) is any module exposing the binding's Sender: the suite runs this program over
+a sender-only module (API-12) to test it with its scripted receivers.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -18,8 +21,6 @@ import sys
 import time
 
 import torch
-
-import weightsync
 
 DTYPES = {"bool": torch.bool, "int8": torch.int8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
           "uint8": torch.uint8, "float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
@@ -42,22 +43,21 @@ def weights(seed: int, arrays) -> dict[str, torch.Tensor]:
 
 #: How long an `async` command waits for a free slot (SLOT-3); the contract gives it no timeout.
 SLOT_WAIT = 30.0
-#: The errors that name receivers at fault (SEND-7).
-RECEIVERS_ERRORS = (weightsync.ReceiverError, weightsync.ReceiverDiedError, weightsync.SyncTimeoutError)
-
-
 def failure(e: BaseException) -> str:
     """`ID=CAUSE ...` of a receivers' error (SEND-7)."""
     causes = getattr(e, "causes", None) or {}
     return " ".join(f"{w}={causes.get(w, 'error')}" for w in sorted(getattr(e, "workers", ()) or ()))
 
 
-def main(layout_path: str, receivers: str) -> int:
+def main(layout_path: str, receivers: str, module: str = "weightsync") -> int:
+    ws = importlib.import_module(module)
+    #: The errors that name receivers at fault (SEND-7).
+    receivers_errors = (ws.ReceiverError, ws.ReceiverDiedError, ws.SyncTimeoutError)
     with open(layout_path) as f:
         arrays = json.load(f)
     n = int(receivers)
-    sender = weightsync.Sender(weights(0, arrays), n, listen=f"unix:@reference-sender-{os.getpid()}")
-    futures: dict[int, weightsync.SendFuture] = {}
+    sender = ws.Sender(weights(0, arrays), n, listen=f"unix:@reference-sender-{os.getpid()}")
+    futures = {}  # version -> its SendFuture
 
     def say(line: str) -> None:
         print(line, flush=True)
@@ -70,7 +70,7 @@ def main(layout_path: str, receivers: str) -> int:
         try:
             future = sender.send_async(weights(int(seed), arrays), workers=workers(ids),
                                        timeout=SLOT_WAIT if timeout is None else timeout)
-        except (weightsync.WeightSyncError, ValueError) as e:  # SEND-4, SEND-6, SLOT-3: nothing published
+        except (ws.WeightSyncError, ValueError) as e:  # SEND-4, SEND-6, SLOT-3: nothing published
             say(f"refused {type(e).__name__}: {e}")
             return None
         futures[future.version] = future
@@ -83,7 +83,7 @@ def main(layout_path: str, receivers: str) -> int:
         try:
             futures[version].wait(float(timeout))
             say(f"returned {version}")
-        except RECEIVERS_ERRORS as e:
+        except receivers_errors as e:
             say(f"failed {version} {failure(e)}")
 
     try:
@@ -96,7 +96,7 @@ def main(layout_path: str, receivers: str) -> int:
                 try:
                     sender.connect(float(args[0]), workers=workers(args[1:]))
                     say("connected")
-                except RECEIVERS_ERRORS as e:
+                except receivers_errors as e:
                     say(f"failed connect {failure(e)}")
             elif cmd == "send":  # send() is send_async() and wait() under one timeout
                 start = time.monotonic()
@@ -111,7 +111,7 @@ def main(layout_path: str, receivers: str) -> int:
                 try:
                     sender.drop(int(args[0]))
                     say(f"dropped {args[0]}")
-                except (weightsync.WeightSyncError, ValueError) as e:
+                except (ws.WeightSyncError, ValueError) as e:
                     say(f"refused {type(e).__name__}: {e}")
             elif cmd == "close":
                 break
