@@ -3,7 +3,7 @@
     pytest conformance [--impl=MODULE] [--conformance-profile=default|thorough|ci]
                        [--conformance-timescale=FACTOR] [--conformance-json=PATH]
                        [--receiver-cmd="PROGRAM {url}" | --sender-cmd="PROGRAM {layout} {receivers}"]
-                       [-n N]
+                       [--xfails-file=PATH] [--protocol-version=1.0|1.1] [-n N]
 
 The module named by --impl (default: weightsync) must expose the spec's Python
 binding (API-1..API-5). Nothing else of it is used. With --receiver-cmd or
@@ -40,6 +40,8 @@ from .verdict import (
     PASSED,
     SKIPPED,
     VIOLATED,
+    XFAIL,
+    XPASS,
     Inconclusive,
     implementation_packages,
     judge,
@@ -99,6 +101,20 @@ def pytest_addoption(parser):
         "following the test-control contract of docs/conformance.md; only the receiver tests run",
     )
     group.addoption(
+        "--xfails-file",
+        default=None,
+        metavar="PATH",
+        help="known gaps, one per line: a test (node id or name) or a requirement ID; they run, and a violation "
+        "of them is reported xfail (not failing the run), a listed test that passes xpass",
+    )
+    group.addoption(
+        "--protocol-version",
+        default="1.1",
+        choices=("1.0", "1.1"),
+        help="the protocol version the implementation speaks; tests of requirements added later are reported not "
+        "implemented (spec/README.md lists what 1.1 added)",
+    )
+    group.addoption(
         "--sender-cmd",
         default=None,
         metavar="COMMAND",
@@ -106,6 +122,28 @@ def pytest_addoption(parser):
         "test-control contract of docs/conformance.md; the suite's scripted receivers join it; only the sender "
         "tests run",
     )
+
+
+def _read_xfails(path: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(tests, requirement IDs) listed in an --xfails-file: one per line, `#` starts a comment."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise pytest.UsageError(f"--xfails-file={path}: cannot read it ({e})") from None
+    entries = [line.partition("#")[0].strip() for line in text.splitlines()]
+    entries = [e for e in entries if e]
+    ids = frozenset(e for e in entries if ID_RE.match(e))
+    unknown = sorted(ids - set(_spec_ids()))
+    if unknown:
+        raise pytest.UsageError(f"--xfails-file={path} lists requirements the spec does not define: {unknown}")
+    return frozenset(e for e in entries if e not in ids), ids
+
+
+def _added_in_1_1() -> frozenset[str]:
+    """The requirements 1.1 added, from the one list of them (spec/README.md, "Added in 1.1: ...")."""
+    m = re.search(r"^Added in 1\.1: (.*)$", (SPEC_DIR / "README.md").read_text(), re.M)
+    assert m, "spec/README.md lost its 'Added in 1.1:' line"
+    return frozenset(re.findall(r"`([A-Z]+(?:-[A-Z])?-\d+)`", m.group(1)))
 
 
 def _program(config) -> str | None:
@@ -178,6 +216,11 @@ def pytest_configure(config):
         raise pytest.UsageError(f"--conformance-timescale must be positive, got {user}")
     if config.getoption("--receiver-cmd") and config.getoption("--sender-cmd"):
         raise pytest.UsageError("--receiver-cmd and --sender-cmd test one program each: give one of them per run")
+    if _program(config) and config.getoption("--protocol-version") == "1.0":
+        raise pytest.UsageError("a program is tested over the wire profile, which 1.1 added: "
+                                "--protocol-version 1.0 tests a binding only")
+    xfails = config.getoption("--xfails-file")
+    config._conformance_xfails = _read_xfails(xfails) if xfails else (frozenset(), frozenset())
     if not hasattr(config, "workerinput"):
         # The controlling process measures the machine once; xdist's workers and every
         # spawned receiver process inherit the result through the environment.
@@ -275,6 +318,7 @@ def rigs(ws, pool, request):
 
 _IDS = pytest.StashKey[list]()
 _LACKS = pytest.StashKey[list]()
+_LISTED = pytest.StashKey[bool]()  # the test itself is listed in --xfails-file
 
 
 def pytest_collection_modifyitems(config, items):
@@ -287,6 +331,15 @@ def pytest_collection_modifyitems(config, items):
         if bad:
             raise pytest.UsageError(f"{item.nodeid}: malformed requirement IDs {bad}")
         item.stash[_IDS] = sorted(set(ids))
+        tests, _ = config._conformance_xfails
+        item.stash[_LISTED] = item.nodeid in tests or item.nodeid.partition("[")[0] in tests or \
+            item.originalname in tests or item.name in tests
+        later = sorted(set(ids) & _added_in_1_1()) if config.getoption("--protocol-version") == "1.0" else []
+        if later:
+            item.stash[_LACKS] = [f"protocol 1.1 ({', '.join(later)})"]
+            item.add_marker(pytest.mark.skip(reason=f"{', '.join(later)} added in protocol 1.1; not run for "
+                                                    "--protocol-version 1.0"))
+            continue
         if _program(config):
             continue
         lacking = [c for mark in item.iter_markers("needs") for c in mark.args if c not in caps]
@@ -355,9 +408,16 @@ def pytest_runtest_makereport(item, call):
     fails the run nor stops -x; the terminal summary lists it with its reason."""
     rep = yield
     rep.conformance_ids = item.stash.get(_IDS, [])
+    _, known_ids = item.config._conformance_xfails
+    listed = item.stash.get(_LISTED, False)
     if rep.failed and call.excinfo is not None:
         j = _judge(call.excinfo.value, item.config)
-        if j.kind == VIOLATED:
+        if j.kind == VIOLATED and (listed or (j.ids and set(j.ids) <= known_ids)):
+            # A gap the user listed: it ran and failed as expected; shown as xfail, it fails nothing.
+            rep.conformance = {"outcome": XFAIL, "blamed": list(j.ids), "reason": j.reason}
+            rep.outcome = "skipped"
+            rep.wasxfail = f"known gap (--xfails-file): {j.reason}"[:400]
+        elif j.kind == VIOLATED:
             rep.conformance = {"outcome": VIOLATED, "blamed": list(j.ids), "reason": j.reason}
         else:
             if j.kind == INCONCLUSIVE:
@@ -371,6 +431,9 @@ def pytest_runtest_makereport(item, call):
                                "details": rep.longreprtext[-4000:]}
             rep.outcome = "skipped"
             rep.longrepr = (str(item.path), item.location[1] + 1, f"inconclusive: {reason}")
+    elif rep.passed and call.when == "call" and listed:
+        rep.conformance = {"outcome": XPASS, "blamed": [], "reason": "listed in --xfails-file, and passed"}
+        rep.wasxfail = "listed in --xfails-file"
     elif rep.skipped:
         # A capability not declared, or (program mode) a part of the binding a program does not have.
         missing = item.stash.get(_LACKS, []) or _program(item.config)
@@ -389,7 +452,7 @@ def pytest_report_teststatus(report, config):
     return None
 
 
-_RANK = {PASSED: 0, SKIPPED: 1, NOT_IMPLEMENTED: 2, INCONCLUSIVE: 3, VIOLATED: 4}
+_RANK = {PASSED: 0, XPASS: 0, SKIPPED: 1, NOT_IMPLEMENTED: 2, INCONCLUSIVE: 3, XFAIL: 4, VIOLATED: 5}
 
 
 class Outcomes:
@@ -418,9 +481,9 @@ def _table(config) -> dict[str, dict]:
     """Requirement -> its status and the tests behind it; only the blamed IDs of a violation count as violated."""
     per_id: dict[str, dict[str, list[str]]] = defaultdict(lambda: {k: [] for k in _RANK})
     for nodeid, t in config._conformance_tests.items():
-        if t["outcome"] == VIOLATED:
+        if t["outcome"] in (VIOLATED, XFAIL):
             for i in t["blamed"]:
-                per_id[i][VIOLATED].append(nodeid)
+                per_id[i][t["outcome"]].append(nodeid)
             continue  # the test's other IDs were neither shown to hold nor to fail
         for i in t["ids"]:
             per_id[i][t["outcome"]].append(nodeid)
@@ -434,7 +497,8 @@ def _table(config) -> dict[str, dict]:
     for i in sorted(per_id, key=_id_key):
         d = per_id[i]
         # A test that passed decides a requirement though another was inconclusive (both are counted).
-        status = next((s for s in (VIOLATED, PASSED, INCONCLUSIVE, NOT_IMPLEMENTED, SKIPPED) if d[s]), SKIPPED)
+        status = next((s for s in (VIOLATED, XFAIL, PASSED, XPASS, INCONCLUSIVE, NOT_IMPLEMENTED, SKIPPED) if d[s]),
+                      SKIPPED)
         rows[i] = {"status": status, **{k: len(v) for k, v in d.items()}, "violated_tests": d[VIOLATED],
                    "inconclusive_tests": d[INCONCLUSIVE]}
     return rows
@@ -511,8 +575,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for t in tests.values():
         counts[t["outcome"]] += 1
     tr.write_line("")
-    tr.write_line("tests: " + ", ".join(f"{counts[k]} {k}" for k in (PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED,
-                                                                      SKIPPED) if counts[k]))
+    tr.write_line("tests: " + ", ".join(f"{counts[k]} {k}" for k in (PASSED, VIOLATED, XFAIL, XPASS, INCONCLUSIVE,
+                                                                      NOT_IMPLEMENTED, SKIPPED) if counts[k]))
+    known = [i for i, r in rows.items() if r["status"] == XFAIL]
+    if known:
+        tr.write_line(f"known gaps, violated as listed (--xfails-file): {', '.join(known)}", yellow=True)
+    xpassed = [n for n, t in tests.items() if t["outcome"] == XPASS]
+    if xpassed:
+        tr.write_line(f"listed as known gaps, yet passed ({len(xpassed)}): {', '.join(xpassed)}: take them off the "
+                      "list", yellow=True)
     if violated:
         tr.write_line(f"requirements violated: {', '.join(violated)}", red=True, bold=True)
     else:
@@ -530,15 +601,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                     "sender_cmd": config.getoption("--sender-cmd"),
                     "capabilities": caps,
                     "roles": [_role(config)] if _role(config) else list(ROLES),
+                    "protocol_version": config.getoption("--protocol-version"),
+                    "xfails_file": config.getoption("--xfails-file"),
                     "profile": config.getoption("--conformance-profile"),
                     "timescale": tm.SCALE,
                     "measure": m,
                     "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                    "outcomes": [PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED],
+                    "outcomes": [PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED, XFAIL, XPASS],
                     "requirements": rows,
                     "tests": tests,
                     "violated": violated,
                     "inconclusive": inconclusive,
+                    "xfail": known,
+                    "xpass": xpassed,
                 },
                 f,
                 indent=2,

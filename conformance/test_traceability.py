@@ -167,6 +167,16 @@ def test_every_tested_id_exists_in_the_spec():
     assert not unknown, f"tests name IDs that spec/ does not define: {unknown}"
 
 
+def test_the_list_of_what_1_1_added_names_defined_requirements():
+    """--protocol-version 1.0 leaves out the tests of spec/README.md's 'Added in 1.1' list: it must name real IDs."""
+    from .conftest import _added_in_1_1
+
+    added = _added_in_1_1()
+    assert added, "spec/README.md's 'Added in 1.1' list is empty"
+    unknown = sorted(added - set(spec_ids()))
+    assert not unknown, f"spec/README.md lists as added in 1.1 IDs that spec/ does not define: {unknown}"
+
+
 def test_the_not_observable_list_is_honest():
     """An ID listed as not observable has no running test (else drop it from the list), and is still reported."""
     covered = ids_named_by_tests(covering=True)

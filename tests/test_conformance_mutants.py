@@ -272,3 +272,44 @@ def test_sender_program_suite_kills_mutant(name):
     what = f"sender mutant {name} ({', '.join(m.violates)})"
     assert rc == 1, f"{what} survived or broke the run (exit {rc}, {elapsed:.0f} s):\n{out[-8000:]}"
     assert set(named) & set(m.violates), f"{what}: the suite names {named or 'nothing'}:\n{out[-8000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(MUTANT_TIMEOUT + 60)
+def test_a_known_gap_listed_in_an_xfails_file_is_reported_not_failed(tmp_path):
+    """--xfails-file: a listed requirement's violation is xfail and fails nothing, an unlisted one still fails the
+    run, and a listed test that passes is reported xpass (array-api-tests' convention)."""
+    passing = "test_sender_signature_and_context_manager"
+    selection = ("-k", f"{passing} or test_a_tensor_given_data_of_another_shape_is_refused_at_the_next_send")
+    (tmp_path / "known.txt").write_text(f"BAD-2   # the shape check\n{passing}\n")
+    report = tmp_path / "report.json"
+    rc, out, named, _ = run_suite("tests.mutants.broadcast_shape", "-q", *selection,
+                                  f"--xfails-file={tmp_path / 'known.txt'}", f"--conformance-json={report}")
+    assert rc == 0 and not named, f"a listed gap failed the run (exit {rc}):\n{out[-4000:]}"
+    data = json.loads(report.read_text())
+    assert data["xfail"] == ["BAD-2"] and data["requirements"]["BAD-2"]["status"] == "xfail", data["xfail"]
+    assert [n.rpartition("::")[2] for n in data["xpass"]] == [passing], data["xpass"]
+    (tmp_path / "other.txt").write_text("BAD-1\n")
+    rc, out, named, _ = run_suite("tests.mutants.broadcast_shape", "-q", *selection,
+                                  f"--xfails-file={tmp_path / 'other.txt'}")
+    assert rc == 1 and named == ["BAD-2"], f"an unlisted violation passed (exit {rc}, {named}):\n{out[-4000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(MUTANT_TIMEOUT + 60)
+def test_protocol_version_1_0_leaves_out_what_1_1_added(tmp_path):
+    """--protocol-version 1.0: every test naming a requirement of spec/README.md's 'Added in 1.1' list is not
+    implemented, and the 1.0 requirements are still checked."""
+    report = tmp_path / "report.json"
+    rc, out, named, _ = run_suite("weightsync", "-q", "--protocol-version=1.0", "-k", "test_wire or test_versions",
+                                  f"--conformance-json={report}")
+    assert rc in (0, INCONCLUSIVE_EXIT) and not named, out[-4000:]
+    data = json.loads(report.read_text())
+    rows = data["requirements"]
+    assert data["protocol_version"] == "1.0"
+    assert rows["WIRE-1"]["status"] == "not implemented" and rows["ACK-2"]["status"] == "passed", (
+        rows["WIRE-1"], rows["ACK-2"])
+    added = re.search(r"^Added in 1\.1: (.*)$", (ROOT / "spec" / "README.md").read_text(), re.M).group(1)
+    ran = [n for n, t in data["tests"].items() if t["outcome"] == "passed" and set(t["ids"]) & set(
+        re.findall(r"`([A-Z]+(?:-[A-Z])?-\d+)`", added))]
+    assert not ran, f"tests of requirements 1.1 added ran for 1.0: {ran[:5]}"
