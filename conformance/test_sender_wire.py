@@ -594,3 +594,77 @@ def test_slot_handles_are_read_only_and_sealed(program, peers):
                 raise AssertionError(f"SEC-4 violated: a receiver could change slot {sid} by {what}")
         finally:
             os.close(rw)
+
+
+@pytest.mark.req("INIT-5", "INIT-6")
+def test_connect_names_a_receiver_that_never_answered_then_one_that_refused_its_init(program, peers):
+    p = program()
+    a, b = (p.join(rid) for rid in range(RECEIVERS))
+    peers.extend((a, b))
+    check_init(a, p.arrays, 0)
+    check_init(b, p.arrays, 1)
+    a.send(ready(0, 0))
+    t0 = time.monotonic()
+    answer = p.ask(f"connect {tm.TIMED:g}", tm.TIMED + tm.SLACK + answer_bound())
+    elapsed = time.monotonic() - t0
+    assert failed(answer)[1] == {1: "timeout"}, f"INIT-5 violated: receiver 1 never answered; connect said {answer!r}"
+    assert elapsed >= tm.TIMED - tm.EARLY, f"INIT-5 violated: connect({tm.TIMED:g}) gave up after {elapsed:.3f} s"
+    in_time(elapsed <= tm.TIMED + tm.SLACK, f"INIT-5 violated: connect({tm.TIMED:g}) answered after {elapsed:.1f} s")
+    b.send(ready(1, None, "error", "cannot apply"))
+    t0 = time.monotonic()
+    answer = p.ask("connect 120", tm.REACTION + tm.SLACK + answer_bound())
+    elapsed = time.monotonic() - t0
+    assert failed(answer)[1] == {1: "error"}, f"INIT-6 violated: receiver 1 answered Ready(error); connect: {answer!r}"
+    in_time(elapsed <= tm.REACTION + tm.SLACK, f"INIT-5 violated: connect(120) took {elapsed:.1f} s to report a "
+            "Ready(error) (the reaction bound, not the timeout)")
+
+
+@pytest.mark.req("SEND-7")
+def test_receivers_that_fail_together_are_named_together(program, peers):
+    """An Ack(error) and a death 0.2 s apart: one answer names both, each with its cause (SEND-7's 1 s window)."""
+    p = program()
+    a, b = joined(p, peers)
+    v = published(p.ask("async 141"))
+    next_receive(a)
+    next_receive(b)
+    a.send(ack(0, v, "error", "could not apply"))
+    time.sleep(0.2)  # inside SEND-7's 1 s window, not a bound
+    peers.remove(b)
+    b.close()
+    version, causes = failed(p.ask(f"wait {v} {tm.T:g}", tm.T + tm.SLACK + answer_bound()))
+    assert causes == {0: "error", 1: "died"}, f"SEND-7 violated: an error and a death 0.2 s apart gave {causes}"
+
+
+@pytest.mark.req("WIRE-7", "SM-S-9")
+@pytest.mark.waits(10)
+def test_a_frame_cut_short_is_cut_off_and_holds_up_nobody_meanwhile(program, peers):
+    """Receiver 1 sends the first bytes of a frame and stops; sends to receiver 0 go on meanwhile, and receiver 1
+    is cut off within WIRE-7's 10 s (the spec's own bound, not scaled), named as a violation."""
+    p = program()
+    a, b = joined(p, peers)
+    b.send_raw(bytes(2))  # half a length prefix, never finished
+    started = time.monotonic()
+    for seed in (151, 152):
+        v = published(p.ask(f"async {seed} 0"))
+        next_receive(a)
+        a.send(ack(0, v))
+        answer = p.ask(f"wait {v} {tm.T:g}")
+        assert answer == f"returned {v}", f"WIRE-7 violated: a half frame from 1 held up a send to 0: {answer!r}"
+    closed = b.closed_by_peer(tm.FRAME_BOUND + tm.REACTION + tm.SLACK)
+    elapsed = time.monotonic() - started
+    assert closed, f"WIRE-7 violated: receiver 1's half frame was not cut off within {elapsed:.0f} s"
+    v = published(p.ask("async 153 0"))  # 1 is gone now: a send to it would be refused, to 0 it goes on
+    next_receive(a)
+    a.send(ack(0, v))
+    assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+
+
+@pytest.mark.req("RDV-9")
+def test_a_join_longer_than_the_bound_before_proof_ends_that_connection(program, peers):
+    p = program()
+    peer = Joiner(p.urls[0], bound=answer_bound())
+    peers.append(peer)
+    peer.send_raw((8193).to_bytes(4, "big"))  # a length over 8,192 bytes: no payload need follow
+    assert peer.closed_by_peer(tm.REACTION), "RDV-9 violated: a Join frame announced at 8,193 bytes left the " \
+        "connection open"
+    joined(p, peers)  # the rendezvous still takes the right joins
