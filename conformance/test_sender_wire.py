@@ -323,19 +323,24 @@ def test_a_slot_a_zero_copy_receiver_holds_is_never_written(program, peers):
 class Answering:
     """Receiver `rid` answers its next Receive from a thread (with `status`), while the program's send waits."""
 
-    def __init__(self, peer: Joiner, rid: int, status: str = "ok"):
+    def __init__(self, peer: Joiner, rid: int, status: str = "ok", bound: float | None = None):
         self.received: dict | None = None
         self.error: BaseException | None = None
 
         def run():
             try:
-                self.received = next_receive(peer)
+                self.received = next_receive(peer, bound)
                 peer.send(ack(rid, self.received["version"], status, "" if status == "ok" else "could not apply"))
             except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread by result()
                 self.error = e
 
         self.thread = threading.Thread(target=run, daemon=True, name=f"conformance-receiver-{rid}")
         self.thread.start()
+
+    def nothing(self) -> None:
+        """For a send that published nothing: no Receive may come; waits out the thread's bound."""
+        self.thread.join(answer_bound())
+        assert self.received is None, f"SEND-4 violated: a refused send reached receiver 0: {self.received!r:.120}"
 
     def result(self) -> dict:
         self.thread.join(answer_bound())
@@ -668,3 +673,33 @@ def test_a_join_longer_than_the_bound_before_proof_ends_that_connection(program,
     assert peer.closed_by_peer(tm.REACTION), "RDV-9 violated: a Join frame announced at 8,193 bytes left the " \
         "connection open"
     joined(p, peers)  # the rendezvous still takes the right joins
+
+
+@pytest.mark.req("API-9", "SLOT-2", "SLOT-3")
+def test_drop_frees_the_slots_a_receiver_that_stopped_answering_pinned(program, peers):
+    """Receiver 1 reads nothing and acks nothing: its pending versions pin slots, so sends run out of free ones
+    (SLOT-3: refused, or published and failed for 1); once it is dropped, sends to receiver 0 go on."""
+    p = program(LARGE)
+    a, b = joined(p, peers)
+    published_to_both = []
+    for seed in range(161, 171):
+        answering = Answering(a, 0, bound=tm.TIMED + tm.SLACK)  # a Receive comes within the send's bound or never
+        answer = p.ask(f"send {seed} {tm.TIMED:g}", tm.TIMED + tm.SLACK + answer_bound())
+        if answer.startswith("refused"):  # SLOT-3: no free slot within the send's timeout
+            answering.nothing()
+            break
+        version, causes = failed(answer)
+        assert causes == {1: "timeout"}, f"SEND-2 violated: receiver 1 answers nothing, yet the send said {answer!r}"
+        m = answering.result()
+        check_bytes(a, m["slot"], seed, p.arrays, "SLOT-2", f"version {version}, with receiver 1's versions pinned")
+        published_to_both.append(version)
+    assert published_to_both, "the first send after connect was refused, with every slot free"
+    assert p.ask("drop 1") == "dropped 1"
+    for seed in (181, 182):
+        v = published(p.ask(f"async {seed} 0", tm.T + tm.SLACK + answer_bound()))
+        m = next_receive(a)
+        check_bytes(a, m["slot"], seed, p.arrays, "SLOT-1", f"version {v}")
+        a.send(ack(0, v))
+        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", "API-9 violated: after drop 1, a send to 0 failed"
+    version, causes = failed(p.ask(f"wait {published_to_both[0]} {tm.T:g}"))
+    assert causes == {1: "died"}, f"API-9 violated: a version pending on a dropped receiver failed with {causes}"
