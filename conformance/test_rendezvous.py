@@ -120,6 +120,23 @@ def test_a_joiner_with_the_secret_gets_proof_and_the_latest_version(ws, rigs, cl
     rig.check([0])
 
 
+@pytest.mark.req("INIT-5", "INIT-6")
+def test_a_handshake_that_failed_before_connect_is_named_by_the_next_connect(ws, rigs, closing):
+    """A joiner refuses its Init while no connect() runs: the caller's next connect() says so, once."""
+    rig = rigs(basic(0), 2, connect=[0], listen=True)
+    j = Joiner(rig.sender.url(1))
+    closing(j)
+    assert j.join().get("type") == "Welcome"
+    init = j.handshake(answer=False)
+    j.send(ready(1, None, "error", "cannot apply"))
+    time.sleep(0.3)  # not a bound: the sender has read the Ready(error) before connect() starts, as a rule
+    expect_error(ws, "ReceiverError", rig.sender.connect, tm.T, ids="INIT-5", naming=[1],
+                 what=f"connect() after receiver 1 answered its Init (version {init['version']}) with Ready(error)")
+    bounded(rig.sender.connect, tm.T, limit=tm.T + tm.SLACK, what="connect() once the failure was named")
+    rig.send(basic(1), workers=[0])
+    rig.check([0])
+
+
 @pytest.mark.req("RDV-5", "SEND-3", "LIFE-2", "CON-1")
 def test_one_process_per_id_and_restart_by_the_same_url(ws, rigs, closing):
     rig = rigs(basic(0), 2, listen=True)
