@@ -31,7 +31,20 @@ import pytest
 
 from . import timing as tm
 from .conftest import sender_command
-from .peers import FIELDS, HEARTBEAT, ITEMSIZE, SLOTINFO, Joiner, PeerClosed, ack, canonical, frame, pack, ready
+from .peers import (
+    FIELDS,
+    HEARTBEAT,
+    ITEMSIZE,
+    SLOTINFO,
+    Joiner,
+    PeerClosed,
+    ack,
+    canonical,
+    frame,
+    pack,
+    ready,
+    with_odd_fields,
+)
 from .test_receiver_wire import ARRAYS, answer_bound, start_bound
 from .verdict import HarnessError, TooSlow, in_time
 
@@ -703,3 +716,26 @@ def test_drop_frees_the_slots_a_receiver_that_stopped_answering_pinned(program, 
         assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", "API-9 violated: after drop 1, a send to 0 failed"
     version, causes = failed(p.ask(f"wait {published_to_both[0]} {tm.T:g}"))
     assert causes == {1: "died"}, f"API-9 violated: a version pending on a dropped receiver failed with {causes}"
+
+
+@pytest.mark.req("WIRE-3", "WIRE-6", "SEND-6", "VER-2")
+def test_unknown_fields_are_ignored_and_bad_targets_are_refused_without_a_version(program, peers):
+    """A Ready and an Ack with fields of a later minor version (and odd MessagePack in them) count as usual; a send
+    to an id out of range or to no one publishes nothing and consumes no version."""
+    p = program()
+    for rid in range(RECEIVERS):
+        peer = p.join(rid)
+        peers.append(peer)
+        check_init(peer, p.arrays, rid)
+        peer.send({**ready(rid, 0), "capabilities": ["x-future"], "x-future": {"a": [1, 2.5, None]}})
+    assert p.ask(f"connect {tm.T:g}", tm.T + tm.SLACK + answer_bound()) == "connected", (
+        "WIRE-6 violated: a Ready carrying unknown fields and capabilities was not taken")
+    for cmd in (f"async 191 {RECEIVERS}", "async 192 -1"):
+        answer = p.ask(cmd)
+        assert answer.startswith("refused"), f"SEND-6 violated: {cmd!r} names no receiver there is, yet {answer!r}"
+    v = published(p.ask("async 193"))
+    assert v == 1, f"VER-2 violated: refused sends consumed versions: the next one published {v}"
+    for rid, peer in enumerate(peers):
+        next_receive(peer)
+        peer.send_raw(frame(with_odd_fields(ack(rid, v))))
+    assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", "WIRE-3 violated: Acks with unknown fields were not taken"
