@@ -42,11 +42,12 @@ from .peers import (
     canonical,
     frame,
     pack,
+    padded,
     ready,
     with_odd_fields,
 )
 from .test_receiver_wire import ARRAYS, answer_bound, start_bound
-from .verdict import HarnessError, TooSlow, in_time
+from .verdict import HarnessError, Inconclusive, TooSlow, in_time
 
 #: Receivers join by URL: a sender-only module without `rendezvous` has no way in for them.
 pytestmark = pytest.mark.needs("rendezvous")
@@ -264,17 +265,21 @@ def test_a_joined_receiver_gets_the_layout_and_version_0(program, peers):
         all_canonical(peer)
 
 
-@pytest.mark.req("VER-1", "VER-3", "VER-4", "SEND-1", "SLOT-1", "SLOT-5", "WIRE-4", "WIRE-5")
+@pytest.mark.req("VER-1", "VER-3", "VER-4", "SEND-1", "SLOT-1", "SLOT-2", "SLOT-5", "WIRE-4", "WIRE-5")
 def test_versions_arrive_in_order_bit_for_bit_and_a_send_returns_after_every_ack(program, peers):
     p = program()
     a, b = joined(p, peers)
+    latest = a.init["slot"]
     for step, seed in enumerate((11, 12, 13, 14, 15), start=1):
         v = published(p.ask(f"async {seed}"))
         assert v == step, f"VER-1 violated: send number {step} published version {v}"
         for peer in (a, b):
             m = next_receive(peer)
             assert m["version"] == v, f"VER-4 violated: the Receive of version {v} names version {m['version']}"
+            assert m["slot"] != latest, (f"SLOT-2 violated: version {v} was written into slot {latest}, which held "
+                                         f"version {v - 1}, the latest published (a joiner may be reading it)")
             check_bytes(peer, m["slot"], seed, p.arrays, "SLOT-1", f"the slot named for version {v}")
+        latest = m["slot"]
         a.send(ack(0, v))
         # One target acked: the send has not returned (SEND-1). A short look, not a bound.
         early = p.ask(f"wait {v} {tm.SHORT:g}", tm.SHORT + tm.SLACK + answer_bound())
@@ -645,11 +650,29 @@ def test_receivers_that_fail_together_are_named_together(program, peers):
     v = published(p.ask("async 141"))
     next_receive(a)
     next_receive(b)
-    a.send(ack(0, v, "error", "could not apply"))
-    time.sleep(0.2)  # inside SEND-7's 1 s window, not a bound
+
+    gap = []
+
+    def fail_both():  # while the program waits: an Ack(error), then 0.2 s later a death
+        time.sleep(0.3)  # not a bound: the program has taken the wait command, as a rule
+        a.send(ack(0, v, "error", "could not apply"))
+        t0 = time.monotonic()
+        time.sleep(0.2)
+        b.close()
+        gap.append(time.monotonic() - t0)
+
+    failing = threading.Thread(target=fail_both, daemon=True, name="conformance-fail-both")
+    failing.start()
+    answer = p.ask(f"wait {v} {tm.T:g}", tm.T + tm.SLACK + answer_bound())
+    failing.join(answer_bound())
     peers.remove(b)
-    b.close()
-    version, causes = failed(p.ask(f"wait {v} {tm.T:g}", tm.T + tm.SLACK + answer_bound()))
+    version, causes = failed(answer)
+    if gap and gap[0] > 0.6:
+        raise Inconclusive(f"this machine took {gap[0]:.1f} s to end a channel 0.2 s after an Ack(error): too busy to "
+                           "test SEND-7's 1 s window")
+    if causes == {0: "error"}:  # a late read of the death by a busy sender is a matter of time: re-checked
+        in_time(False, "SEND-7 violated: an Ack(error) and a death 0.2 s later (inside SEND-7's 1 s window) gave "
+                f"{causes}, without the death")
     assert causes == {0: "error", 1: "died"}, f"SEND-7 violated: an error and a death 0.2 s apart gave {causes}"
 
 
@@ -739,3 +762,41 @@ def test_unknown_fields_are_ignored_and_bad_targets_are_refused_without_a_versio
         next_receive(peer)
         peer.send_raw(frame(with_odd_fields(ack(rid, v))))
     assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", "WIRE-3 violated: Acks with unknown fields were not taken"
+
+
+@pytest.mark.req("SLOT-2", "SLOT-4", "ACK-1")
+def test_a_slot_named_by_an_unanswered_receive_is_never_written(program, peers):
+    """Receiver 1 takes its time over version 1: sends to receiver 0 alone meanwhile never touch version 1's slot,
+    and receiver 1's late Ack still settles the send."""
+    p = program(LARGE)
+    a, b = joined(p, peers)
+    v1 = published(p.ask("async 201"))
+    next_receive(a)
+    slot = next_receive(b)["slot"]
+    a.send(ack(0, v1))
+    for seed in range(202, 208):
+        answer = p.ask(f"async {seed} 0")
+        if answer.startswith("refused"):  # SLOT-3: at its slot bound a sender may publish nothing
+            continue
+        v = published(answer)
+        m = next_receive(a)
+        assert m["slot"] != slot, f"SLOT-2 violated: version {v} was written into slot {slot}, which the unanswered " \
+            f"Receive({v1}) names to receiver 1"
+        check_bytes(b, slot, 201, p.arrays, "SLOT-2", f"slot {slot}, named by receiver 1's unanswered Receive({v1})")
+        a.send(ack(0, v))
+        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+    b.send(ack(1, v1))
+    assert p.ask(f"wait {v1} {tm.T:g}") == f"returned {v1}", "ACK-1 violated: receiver 1's late Ack did not settle it"
+
+
+@pytest.mark.req("WIRE-2")
+def test_an_ack_of_exactly_the_frame_bound_is_read(program, peers):
+    """65,536 bytes of payload is the largest frame a receiver may send (WIRE-2): it counts, it is no violation."""
+    p = program()
+    a, b = joined(p, peers)
+    v = published(p.ask("async 211"))
+    for rid, peer in ((0, a), (1, b)):
+        next_receive(peer)
+        peer.send_raw(frame(padded(ack(rid, v), 65536)))
+    answer = p.ask(f"wait {v} {tm.T:g}")
+    assert answer == f"returned {v}", f"WIRE-2 violated: Acks of exactly 65,536 bytes of payload gave {answer!r}"
