@@ -270,7 +270,7 @@ class _Peer:
         self.id, self.secret, self.state, self.conn, self.epoch = i, secret, "unconnected", None, 0
         self.known: set[int] = set()            # slots introduced on this channel (SLOT-5)
         self.pending: dict[int, int] = {}       # version -> slot of each unanswered Init/Receive
-        self.init_version, self.zc, self.held, self.failure = None, False, None, None
+        self.init_version, self.zc, self.held, self.failure = None, False, set(), None  # held: ZC-2
         self.unreported = False   # its handshake failed and no connect() said so yet
 
 
@@ -574,7 +574,7 @@ class Sender:
                 busy = {self._latest}
                 for p in self._peers:
                     busy.update(p.pending.values())
-                    busy.add(p.held)
+                    busy.update(p.held)
                 free = [s.id for s in self._slots if s.id not in busy]
                 if free:
                     return free[0]
@@ -587,7 +587,7 @@ class Sender:
                     fails = {i: ("timeout", "over 1 MiB of frames it has not read (SEC-3)") for i in full}
                 else:
                     fails = {p.id: ("timeout", "holds a slot: unanswered Receive or zero-copy hold (SLOT-3)")
-                             for p in self._peers if p.pending or p.held is not None}
+                             for p in self._peers if p.pending or p.held}
                 raise _failure(f"no free slot within {timeout} s, nothing published", None, fails)
             self._lock.wait(1.0 if deadline is None else min(1.0, deadline - now))
 
@@ -779,7 +779,7 @@ class Sender:
         p.conn, p.state, p.failure = None, "gone" if cause == "died" else "failed", (cause, detail)
         for v in p.pending:
             self._settle(v, p.id, cause, detail)
-        p.pending, p.known, p.held = {}, set(), None
+        p.pending, p.known, p.held = {}, set(), set()
         self._lock.notify_all()
 
     def _settle(self, version: int, i: int, cause: str, detail: str = "") -> None:
@@ -813,7 +813,7 @@ class Sender:
             slot, p.pending = p.pending[p.init_version], {}
             if ok:
                 p.state, p.zc, p.failure = "live", msg["holds_slot"], None
-                p.held = slot if p.zc else None           # ZC-1
+                p.held = {slot} if p.zc else set()        # ZC-1
             else:   # INIT-2/3/6: connect() raises ReceiverError; the channel is of no further use
                 self._cut(p, "error", f"Ready(error): {msg['detail']}")
             return
@@ -821,8 +821,8 @@ class Sender:
             raise _Violation("SM-S-3", f"Ack in state {p.state}")
         if v not in p.pending:
             raise _Violation("ACK-5", f"Ack({v}) of a version not pending (pending: {sorted(p.pending)})")
-        if ok and p.zc:   # ZC-2: it now holds v's slot; after Ack(error) it keeps the old hold
-            p.held = p.pending[v]
+        if p.zc:   # ZC-2: it now holds v's slot; after Ack(error) it may read the old one and v's until an ok Ack
+            p.held = {p.pending[v]} if ok else p.held | {p.pending[v]}
         for x in [x for x in p.pending if x <= v]:   # ACK-2: it answers every pending version <= v
             del p.pending[x]
             self._settle(x, p.id, "ok" if ok else "error", "" if ok else f"Ack(error): {msg['detail']}")
@@ -845,7 +845,7 @@ class Sender:
             p.conn.close()
         p.conn, p.epoch, p.unreported, conn.peer, conn.limit = conn, p.epoch + 1, False, i, MAX_IN
         conn.push(encode("Welcome", proof=join_proof(secret, b"weightsync-welcome", conn.nonce, msg["nonce"], i)))
-        p.state, p.init_version, p.zc, p.held = "connecting", self._version, False, None
+        p.state, p.init_version, p.zc, p.held = "connecting", self._version, False, set()
         p.pending, p.known = {self._version: self._latest}, {s.id for s in self._slots}
         slots = [s.info() for s in self._slots]
         conn.push(self._init(i, self._version, self._latest, slots), [s.ro for s in self._slots])
