@@ -834,3 +834,20 @@ def test_an_error_ack_of_a_zero_copy_receiver_ends_no_hold(program, peers):
             check_bytes(a, slot, seed_held, p.arrays, "ZC-2", f"slot {slot} ({what}) after receiver 0's Ack(error)")
         b.send(ack(1, v))
         assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+
+
+@pytest.mark.req("SM-S-2", "SM-S-9", "INIT-2")
+def test_a_ready_ok_of_another_major_version_is_a_violation(program, peers):
+    """A receiver must refuse an Init of another major (INIT-2); one that answers Ready(ok) in protocol 2.0 instead
+    broke the protocol and is cut off alone, named so by connect (SM-S-2)."""
+    p = program()
+    a, b = (p.join(rid) for rid in range(RECEIVERS))
+    peers.extend((a, b))
+    check_init(a, p.arrays, 0)
+    check_init(b, p.arrays, 1)
+    a.send(ready(0, 0))
+    b.send({**ready(1, 0), "protocol": "2.0"})
+    answer = p.ask(f"connect {tm.T:g}", tm.T + tm.SLACK + answer_bound())
+    version, causes = failed(answer, "SM-S-2")
+    assert causes == {1: "violation"}, f"SM-S-2 violated: a Ready(ok) in protocol 2.0 gave {answer!r}"
+    assert b.closed_by_peer(tm.REACTION), "SM-S-9 violated: the channel of a receiver that broke the protocol stayed open"

@@ -887,3 +887,27 @@ def test_an_init_with_more_handles_than_one_message_carries(ws):
         late.close()
         silent.close()
         sender.close()
+
+
+@pytest.mark.req("SM-S-2", "SM-S-9", "INIT-2")
+@pytest.mark.needs("push")
+def test_a_ready_ok_of_another_major_version_is_a_violation(ws, rigs, closing):
+    """A receiver answering Ready(ok) in protocol 2.0 (it should have refused the Init, INIT-2) is cut off alone."""
+    rig = rigs(basic(0), GOOD + 1, connect=list(range(GOOD)))
+    k = GOOD
+    peer = ScriptedReceiver(rig.sender.handle(k), k)
+    closing(peer)
+
+    def play():
+        msg = handshake(peer, answer=False)
+        peer.send({**ready(k, msg["version"]), "protocol": "2.0"})
+
+    t = threading.Thread(target=play, daemon=True)
+    t.start()
+    e = expect_error(ws, "ReceiverError", rig.sender.connect, tm.T, workers=[k], ids="SM-S-2", naming=[k],
+                     what="connect() of a receiver that answered Ready(ok) in protocol 2.0")
+    t.join(tm.T)
+    assert getattr(e, "causes", {}).get(k) in (None, "violation"), f"SEND-7 violated: cause {e.causes} for receiver {k}"
+    in_time(peer.closed_by_peer(tm.REACTION), "SM-S-9 violated: its channel stayed open")
+    rig.send(basic(1), workers=list(range(GOOD)))
+    rig.check(list(range(GOOD)))

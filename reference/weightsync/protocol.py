@@ -256,6 +256,9 @@ class PeerMachine:
             (version, slot), = self.pending.items()
             if msg.status == OK and msg.version != version:
                 raise self._bad(event, f"{who} answered Ready for version {msg.version}, Init carried {version}", "INIT-4")
+            if msg.status == OK and not same_major(msg.protocol, PROTOCOL_VERSION):
+                raise self._bad(event, f"{who} answered Ready(ok) in protocol {msg.protocol}; it must refuse an Init of "
+                                f"protocol {PROTOCOL_VERSION} (INIT-2)", "SM-S-2")
             self.pending.clear()
             if msg.status == OK:
                 self.holds_slot = msg.holds_slot
