@@ -266,6 +266,39 @@ class ScriptedReceiver(WireSocket):
         super().close()
 
 
+def check_sealed(slot_fds: dict[int, int]) -> None:
+    """SEC-4, as a receiver finds it: each slot handle it holds is read-only, its buffer sealed, and no descriptor
+    it can open (reopening through /proc/self/fd for writing) resizes or rewrites it."""
+    import fcntl
+    import mmap
+
+    sealed = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | getattr(fcntl, "F_SEAL_FUTURE_WRITE", 0x10)
+    for sid, fd in slot_fds.items():
+        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+        assert mode == os.O_RDONLY, f"SEC-4 violated: slot {sid}'s handle is open for writing (mode {mode})"
+        try:
+            seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        except OSError as e:
+            raise AssertionError(f"SEC-4 violated: slot {sid}'s buffer cannot be sealed ({e})") from None
+        assert seals & sealed == sealed, f"SEC-4 violated: slot {sid} has seals {seals:#x}, needs {sealed:#x}"
+        rw = os.open(f"/proc/self/fd/{fd}", os.O_RDWR)  # a receiver can reopen it for writing ...
+        try:
+            for what, attempt in [
+                ("pwrite", lambda rw=rw: os.pwrite(rw, b"\x7f" * 8, 0)),
+                ("ftruncate to 0", lambda rw=rw: os.ftruncate(rw, 0)),
+                ("ftruncate larger", lambda rw=rw: os.ftruncate(rw, 1 << 30)),
+                ("fallocate past its end", lambda rw=rw: os.posix_fallocate(rw, os.fstat(rw).st_size, 1 << 20)),
+                ("a writable shared mapping", lambda rw=rw: mmap.mmap(rw, 64, flags=mmap.MAP_SHARED)),
+            ]:
+                try:  # ... but every write fails (SEC-4)
+                    attempt()
+                except OSError:
+                    continue
+                raise AssertionError(f"SEC-4 violated: a receiver could change slot {sid} by {what}")
+        finally:
+            os.close(rw)
+
+
 # ---- rendezvous (spec/14-rendezvous.md), written from RDV-1..RDV-3 ----
 
 JOIN_LABEL, WELCOME_LABEL = b"weightsync-join", b"weightsync-welcome"

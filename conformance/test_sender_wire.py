@@ -14,7 +14,6 @@ over the wire by test_wire.py instead.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import math
@@ -40,6 +39,7 @@ from .peers import (
     PeerClosed,
     ack,
     canonical,
+    check_sealed,
     frame,
     pack,
     padded,
@@ -255,6 +255,22 @@ def failed(answer: str, rule: str | None = None) -> tuple[int | None, dict[int, 
     return (None if parts[1] in ("connect", "None") else int(parts[1])), causes
 
 
+def deliver(p: Program, seed: int, targets: dict[int, Joiner], rule: str = "SEND-1", expected: int | None = None) -> int:
+    """`async SEED` to `targets` (receiver id -> its scripted receiver; all of them send to every receiver), each
+    receives it, finds seed's bytes in the slot named and acks ok; the wait must return. The version published."""
+    ids = "" if len(targets) == len(p.urls) else " " + " ".join(map(str, sorted(targets)))
+    v = published(p.ask(f"async {seed}{ids}", tm.T + tm.SLACK + answer_bound()))
+    assert expected is None or v == expected, f"VER-2 violated: version {v} published where {expected} was next"
+    for rid, peer in sorted(targets.items()):
+        m = next_receive(peer)
+        assert m["version"] == v, f"VER-4 violated: the Receive of version {v} names version {m['version']}"
+        check_bytes(peer, m["slot"], seed, p.arrays, "SLOT-1", f"version {v}")
+        peer.send(ack(rid, v))
+    answer = p.ask(f"wait {v} {tm.T:g}")
+    assert answer == f"returned {v}", f"{rule} violated: every target acked version {v}, and the send said {answer!r}"
+    return v
+
+
 # ---- the tests ---------------------------------------------------------------------------------------
 
 
@@ -400,11 +416,7 @@ def test_an_error_ack_fails_the_send_naming_that_receiver_alone(program, peers):
     b.send(ack(1, v, "error", "could not apply"))
     version, causes = failed(p.ask(f"wait {v} {tm.T:g}"), "ACK-6")
     assert version == v and causes == {1: "error"}, f"SEND-7 violated: an Ack(error) from 1 gave {causes} for {version}"
-    v2 = published(p.ask("async 62"))  # an Ack(error) leaves the receiver live: the next version goes to it
-    for peer, rid in ((a, 0), (b, 1)):
-        assert next_receive(peer)["version"] == v2
-        peer.send(ack(rid, v2))
-    assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}", "ACK-6 violated: after an Ack(error) the next send failed"
+    deliver(p, 62, {0: a, 1: b}, "ACK-6")  # an Ack(error) leaves the receiver live: the next version goes to it
 
 
 @pytest.mark.req("SEND-3", "SEND-4", "SEND-7", "VER-2")
@@ -431,12 +443,7 @@ def test_a_receiver_that_dies_is_named_at_once_and_the_others_go_on(program, pee
     for cmd in ("async 72 1", "async 73"):
         answer = p.ask(cmd)
         assert answer.startswith("refused"), f"SEND-4 violated: {cmd!r} targets receiver 1, which is gone: {answer!r}"
-    v2 = published(p.ask("async 74 0"))
-    assert v2 == v + 1, f"VER-2 violated: two refused sends consumed versions ({v} then {v2})"
-    m = next_receive(a)
-    check_bytes(a, m["slot"], 74, p.arrays, "SLOT-1", f"version {v2}")
-    a.send(ack(0, v2))
-    assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}"
+    deliver(p, 74, {0: a}, "SEND-3", expected=v + 1)  # the two refused sends consumed no version (VER-2)
 
 
 @pytest.mark.req("SEND-2", "SEND-5", "VER-4")
@@ -483,10 +490,7 @@ def test_a_receiver_that_breaks_the_protocol_is_cut_off_alone(program, peers, at
     version, causes = failed(p.ask(f"wait {v} {tm.T:g}", tm.T + tm.SLACK + answer_bound()), "SM-S-9")
     assert causes == {1: "violation"}, f"{rules[0]} violated: receiver 1 sent {attack}; the send said {causes}"
     assert b.closed_by_peer(tm.REACTION), f"SM-S-9 violated: receiver 1 sent {attack} and its channel stayed open"
-    v2 = published(p.ask("async 92 0"))
-    assert next_receive(a)["version"] == v2
-    a.send(ack(0, v2))
-    assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}", f"SM-S-9 violated: after {attack} from 1, 0 was held up"
+    deliver(p, 92, {0: a}, "SM-S-9")  # receiver 0 is not held up
 
 
 @pytest.mark.req("MSG-4")
@@ -520,11 +524,7 @@ def test_a_receiver_that_left_joins_again_at_the_latest_version(program, peers):
     peers.remove(b)
     b.close()
     for seed in (111, 112):
-        answer = p.ask(f"async {seed} 0")
-        v = published(answer)
-        next_receive(a)
-        a.send(ack(0, v))
-        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+        v = deliver(p, seed, {0: a})
     b = p.join(1)
     peers.append(b)
     init = check_init(b, p.arrays, 1)
@@ -532,12 +532,7 @@ def test_a_receiver_that_left_joins_again_at_the_latest_version(program, peers):
     check_bytes(b, init["slot"], 112, p.arrays, "LIFE-1", f"the Init of version {v}")
     b.send(ready(1, v))
     assert p.ask(f"connect {tm.T:g} 1", tm.T + tm.SLACK + answer_bound()) == "connected"
-    v2 = published(p.ask("async 113"))
-    for peer, rid in ((a, 0), (b, 1)):
-        m = next_receive(peer)
-        check_bytes(peer, m["slot"], 113, p.arrays, "SLOT-1", f"version {v2}")
-        peer.send(ack(rid, v2))
-    assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}"
+    deliver(p, 113, {0: a, 1: b}, "LIFE-2")
 
 
 @pytest.mark.req("RDV-2", "RDV-4")
@@ -587,42 +582,15 @@ def test_drop_cuts_one_receiver_off(program, peers):
         pass  # Stop, or the end of the channel (API-9)
     version, causes = failed(p.ask(f"wait {v} {tm.T:g}"), "API-9")
     assert causes == {1: "died"}, f"API-9 violated: the version pending on a dropped receiver failed with {causes}"
-    v2 = published(p.ask("async 122 0"))
-    next_receive(a)
-    a.send(ack(0, v2))
-    assert p.ask(f"wait {v2} {tm.T:g}") == f"returned {v2}"
+    deliver(p, 122, {0: a}, "API-9")
 
 
 @pytest.mark.req("SEC-4", "WIRE-4")
 def test_slot_handles_are_read_only_and_sealed(program, peers):
     p = program(LARGE)
     a, b = joined(p, peers)
-    v = published(p.ask("async 131"))
-    for peer, rid in ((a, 0), (b, 1)):
-        next_receive(peer)
-        peer.send(ack(rid, v))
-    assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
-    sealed = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | getattr(fcntl, "F_SEAL_FUTURE_WRITE", 0x10)
-    for sid, fd in a.slot_fds.items():
-        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
-        assert mode == os.O_RDONLY, f"SEC-4 violated: slot {sid}'s handle is open for writing (mode {mode})"
-        try:
-            seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
-        except OSError as e:
-            raise AssertionError(f"SEC-4 violated: slot {sid}'s buffer cannot be sealed ({e})") from None
-        assert seals & sealed == sealed, f"SEC-4 violated: slot {sid} has seals {seals:#x}, needs {sealed:#x}"
-        rw = os.open(f"/proc/self/fd/{fd}", os.O_RDWR)
-        try:
-            for what, attempt in (("pwrite", lambda rw=rw: os.pwrite(rw, b"\x7f" * 8, 0)),
-                                  ("ftruncate", lambda rw=rw: os.ftruncate(rw, 0)),
-                                  ("a writable shared mapping", lambda rw=rw: mmap.mmap(rw, 64, flags=mmap.MAP_SHARED))):
-                try:
-                    attempt()
-                except OSError:
-                    continue
-                raise AssertionError(f"SEC-4 violated: a receiver could change slot {sid} by {what}")
-        finally:
-            os.close(rw)
+    deliver(p, 131, {0: a, 1: b})
+    check_sealed(a.slot_fds)
 
 
 @pytest.mark.req("INIT-5", "INIT-6")
@@ -692,18 +660,11 @@ def test_a_frame_cut_short_is_cut_off_and_holds_up_nobody_meanwhile(program, pee
     b.send_raw(bytes(2))  # half a length prefix, never finished
     started = time.monotonic()
     for seed in (151, 152):
-        v = published(p.ask(f"async {seed} 0"))
-        next_receive(a)
-        a.send(ack(0, v))
-        answer = p.ask(f"wait {v} {tm.T:g}")
-        assert answer == f"returned {v}", f"WIRE-7 violated: a half frame from 1 held up a send to 0: {answer!r}"
+        deliver(p, seed, {0: a}, "WIRE-7")  # a half frame from receiver 1 holds up no send to receiver 0
     closed = b.closed_by_peer(tm.FRAME_BOUND + tm.REACTION + tm.SLACK)
     elapsed = time.monotonic() - started
     assert closed, f"WIRE-7 violated: receiver 1's half frame was not cut off within {elapsed:.0f} s"
-    v = published(p.ask("async 153 0"))  # 1 is gone now: a send to it would be refused, to 0 it goes on
-    next_receive(a)
-    a.send(ack(0, v))
-    assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+    deliver(p, 153, {0: a}, "WIRE-7")  # 1 is gone now: a send to it would be refused, to 0 it goes on
 
 
 @pytest.mark.req("RDV-9")
@@ -738,11 +699,7 @@ def test_drop_frees_the_slots_a_receiver_that_stopped_answering_pinned(program, 
     assert published_to_both, "the first send after connect was refused, with every slot free"
     assert p.ask("drop 1") == "dropped 1"
     for seed in (181, 182):
-        v = published(p.ask(f"async {seed} 0", tm.T + tm.SLACK + answer_bound()))
-        m = next_receive(a)
-        check_bytes(a, m["slot"], seed, p.arrays, "SLOT-1", f"version {v}")
-        a.send(ack(0, v))
-        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", "API-9 violated: after drop 1, a send to 0 failed"
+        deliver(p, seed, {0: a}, "API-9")  # the slots receiver 1 pinned are free again
     version, causes = failed(p.ask(f"wait {published_to_both[0]} {tm.T:g}"), "API-9")
     assert causes == {1: "died"}, f"API-9 violated: a version pending on a dropped receiver failed with {causes}"
 
