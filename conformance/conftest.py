@@ -418,7 +418,8 @@ def pytest_runtest_makereport(item, call):
             rep.outcome = "skipped"
             rep.wasxfail = f"known gap (--xfails-file): {j.reason}"[:400]
         elif j.kind == VIOLATED:
-            rep.conformance = {"outcome": VIOLATED, "blamed": list(j.ids), "reason": j.reason}
+            rep.conformance = {"outcome": VIOLATED, "blamed": list(j.ids), "reason": j.reason,
+                               "details": rep.longreprtext[-4000:]}
         else:
             if j.kind == INCONCLUSIVE:
                 reason = j.reason

@@ -154,12 +154,19 @@ def test_every_mutant_is_listed_in_the_docs():
 
 
 @pytest.mark.timeout(SUITE_TIMEOUT + 60)
-def test_suite_passes_the_reference():
+def test_suite_passes_the_reference(tmp_path):
     """Nothing violated. An inconclusive test (exit status 6: the machine was too busy even for the
-    re-check) says nothing against the reference, so it does not fail this test; it is reported."""
-    rc, out, named, _ = run_suite("weightsync", "-q")
-    assert rc in (0, INCONCLUSIVE_EXIT), f"the conformance suite fails the reference (exit {rc}):\n{out[-6000:]}"
-    assert not named, f"the suite names {named} violated by the reference:\n{out[-6000:]}"
+    re-check) says nothing against the reference, so it does not fail this test; it is reported.
+    A failure shows each failing test's own report (the falsifying example of a property), not only the table."""
+    report = tmp_path / "report.json"
+    rc, out, named, _ = run_suite("weightsync", "-q", f"--conformance-json={report}")
+    if rc not in (0, INCONCLUSIVE_EXIT) or named:
+        tests = json.loads(report.read_text())["tests"] if report.exists() else {}
+        failing = "\n\n".join(f"{n}: {t['reason']}\n{(t.get('details') or '')[-3000:]}"
+                                for n, t in tests.items() if t["outcome"] == "violated")
+        where = out.rfind("=== FAILURES ===")
+        raise AssertionError(f"the conformance suite fails the reference (exit {rc}, naming {named}):\n{failing}\n"
+                             f"{out[where:where + 12000] if where >= 0 else out[-6000:]}")
     if rc == INCONCLUSIVE_EXIT:
         warnings.warn(f"the conformance suite was inconclusive on the reference:\n{out[-3000:]}", stacklevel=1)
 
