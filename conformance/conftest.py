@@ -323,6 +323,8 @@ _LISTED = pytest.StashKey[bool]()  # the test itself is listed in --xfails-file
 
 def pytest_collection_modifyitems(config, items):
     caps = impl(config).CAPABILITIES if impl(config) is not None else frozenset()
+    listed_tests, _ = config._conformance_xfails
+    added = _added_in_1_1() if config.getoption("--protocol-version") == "1.0" else frozenset()
     for item in items:
         ids = []
         for mark in item.iter_markers("req"):
@@ -331,10 +333,9 @@ def pytest_collection_modifyitems(config, items):
         if bad:
             raise pytest.UsageError(f"{item.nodeid}: malformed requirement IDs {bad}")
         item.stash[_IDS] = sorted(set(ids))
-        tests, _ = config._conformance_xfails
-        item.stash[_LISTED] = item.nodeid in tests or item.nodeid.partition("[")[0] in tests or \
-            item.originalname in tests or item.name in tests
-        later = sorted(set(ids) & _added_in_1_1()) if config.getoption("--protocol-version") == "1.0" else []
+        item.stash[_LISTED] = item.nodeid in listed_tests or item.nodeid.partition("[")[0] in listed_tests or \
+            item.originalname in listed_tests or item.name in listed_tests
+        later = sorted(set(ids) & added)
         if later:
             item.stash[_LACKS] = [f"protocol 1.1 ({', '.join(later)})"]
             item.add_marker(pytest.mark.skip(reason=f"{', '.join(later)} added in protocol 1.1; not run for "

@@ -1,4 +1,4 @@
-"""The binding's names the suite relies on, in one list (API-1..API-5)."""
+"""The binding's names the suite relies on, in one list (API-1..API-5, API-12)."""
 
 ERROR_NAMES = (
     "SyncTimeoutError",
@@ -14,7 +14,6 @@ ERROR_NAMES = (
 )
 #: The errors about receivers, which carry .workers, .version and .details (API-4).
 RECEIVER_ERRORS = ("SyncTimeoutError", "ReceiverError", "ReceiverDiedError")
-REQUIRED_NAMES = ("Sender", "Receiver", *ERROR_NAMES, "CAPABILITIES")
 #: The roles a module may implement alone (API-12); naming neither (or both) means both.
 ROLES = ("sender", "receiver")
 KNOWN_CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda", "rendezvous", "network", "pack",

@@ -95,9 +95,12 @@ class Program:
             line = self.lines.get(timeout=bound)
         except queue.Empty:
             raise HarnessError(f"the sender program did not {doing} within {bound:.0f} s") from None
-        if line is None:
-            raise AssertionError(f"the sender program exited (status {self.proc.wait()}) instead of answering "
-                                 f"({doing})")
+        if line is None:  # its output ended: it exited, or is about to
+            try:
+                status = self.proc.wait(tm.REACTION)
+            except subprocess.TimeoutExpired:
+                status = "none yet: it closed its output"
+            raise AssertionError(f"the sender program exited (status {status}) instead of answering ({doing})")
         return line
 
     def ask(self, command: str, bound: float | None = None) -> str:
@@ -239,9 +242,10 @@ def joined(program: Program, peers: list, n: int = RECEIVERS, holds=()) -> list[
     return made
 
 
-def published(answer: str, word: str = "published") -> int:
+def published(answer: str) -> int:
+    """V of a `published V` answer."""
     parts = answer.split()
-    assert len(parts) >= 2 and parts[0] == word, f"the sender program answered {answer!r}, expected '{word} V'"
+    assert len(parts) >= 2 and parts[0] == "published", f"the sender program answered {answer!r}, expected 'published V'"
     return int(parts[1])
 
 

@@ -210,7 +210,7 @@ class CudaSlot(Slot):
     def _copy(self, copy: Callable[[], object]) -> None:
         """Runs `copy` on a side stream ordered after the weights' producers, then records the event (CUDA-2).
 
-        The streams that produce `src` then wait for the copy, so the trainer's next writes
+        The streams that produce the weights then wait for the copy, so the trainer's next writes
         to its tensors, and any reuse of their memory by the allocator (which happens on
         those streams), follow the read: no record_stream is needed. The side stream comes
         from torch's pool and may be one the trainer also uses; that adds ordering, never
