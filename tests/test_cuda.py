@@ -77,6 +77,7 @@ def test_the_packer_on_a_gpu_writes_what_per_tensor_copies_write(gather_below, m
     from weightsync import layout
 
     monkeypatch.setattr(layout, "_GATHER_BELOW", gather_below)
+    monkeypatch.setattr(layout, "_GATHER_FROM", 2)  # these 40 arrays form a run
     g = torch.Generator().manual_seed(1)
     flat = {f"r{i}": torch.randn(16, 16, generator=g) for i in range(40)}  # 1 KiB each: one run
     flat.update({"odd": torch.randn(3, generator=g), "scalar": torch.tensor(2.5), "empty": torch.zeros(0, 4),

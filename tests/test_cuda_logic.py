@@ -45,8 +45,9 @@ def test_slots_in_one_segment_are_told_apart_by_offset():
     assert slots.ipc_key(_ipc(b"seg", 512)) == slots.ipc_key(_ipc(b"seg", 512, UUIDS[1]))
 
 
-def test_the_packer_gathers_only_when_the_weights_live_on_the_buffers_device():
+def test_the_packer_gathers_only_when_the_weights_live_on_the_buffers_device(monkeypatch):
     """CUDA-1: CUDA weights bound for a CPU slot are copied array by array (_chunk_cat wants one device)."""
+    monkeypatch.setattr(layout, "_GATHER_FROM", 2)  # these three arrays would form a run
     flat = {"w": torch.zeros(16, 16), "b": torch.zeros(16), "v": torch.zeros(16, 16)}
     manifest = layout.make_manifest(flat)
     buffer = torch.zeros(layout.slot_nbytes(manifest, "cpu"), dtype=torch.uint8)
@@ -60,8 +61,9 @@ def test_the_packer_gathers_only_when_the_weights_live_on_the_buffers_device():
     assert layout.gathers(torch.device("cuda", 1), torch.device("cuda", 1))  # one GPU: one kernel per run
 
 
-def test_a_cpu_slot_group_knows_where_its_weights_live():
+def test_a_cpu_slot_group_knows_where_its_weights_live(monkeypatch):
     """CUDA-1: the pool makes each CPU slot with the source device, so every slot it adds later packs alike."""
+    monkeypatch.setattr(layout, "_GATHER_FROM", 2)  # from the CPU these two arrays would form a run
     manifest = (Entry("w", "float32", (4,), "cpu", 0, 16), Entry("b", "float32", (4,), "cpu", 64, 16))
     pool = slots.SlotPool(3)
     try:

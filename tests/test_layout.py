@@ -142,7 +142,8 @@ def test_packer_writes_what_per_tensor_copies_write(gather_below, specs):
     its first is lowered here so that these small arrays count as large)."""
     import unittest.mock
 
-    with unittest.mock.patch.object(layout, "_GATHER_BELOW", gather_below):
+    with unittest.mock.patch.object(layout, "_GATHER_BELOW", gather_below), \
+            unittest.mock.patch.object(layout, "_GATHER_FROM", 2):  # these few arrays form runs
         _packer_matches_per_tensor_copies(specs)
 
 
@@ -159,6 +160,22 @@ def _packer_matches_per_tensor_copies(specs):
     got = torch.full((nbytes,), 0xAB, dtype=torch.uint8)
     Packer(got, manifest).write(list(flat.values()))
     assert torch.equal(got, want)
+
+
+def test_packer_gathers_only_long_runs_of_small_arrays():
+    """LAYOUT-2: a gather pays off only for many small arrays (tests/gpu/gather_sizes.py on an H100: 512 arrays
+    of 32 KiB 0.67x the per-array copies, 64 arrays 1.3x, 512 of 512 KiB 2.1x); a dense LLM's layer (a few
+    arrays, some of MiBs) is left to copy_, the many experts of a mixture are gathered."""
+    if not hasattr(torch, "_chunk_cat"):
+        pytest.skip("this torch has no _chunk_cat; every array is copied on its own")
+    layer = {"norm": torch.zeros(256), "q": torch.zeros(256, 256), "k": torch.zeros(64, 256), "v": torch.zeros(64, 256),
+             "o": torch.zeros(256, 256), "up": torch.zeros(768, 256), "down": torch.zeros(256, 768)}
+    experts = {f"e{i}": torch.zeros(32, 64) for i in range(layout._GATHER_FROM)}  # 8 KiB each
+    big = {f"b{i}": torch.zeros(128, 256) for i in range(layout._GATHER_FROM)}  # 128 KiB each
+    for flat, gathered in ((layer, False), (dict(list(experts.items())[:-1]), False), (experts, True), (big, False)):
+        manifest = make_manifest(flat)
+        packer = Packer(torch.zeros(slot_nbytes(manifest, "cpu"), dtype=torch.uint8), manifest)
+        assert bool(packer.runs) == gathered, (len(flat), packer.runs)
 
 
 def test_packer_gathers_back_to_back_arrays_in_one_run():

@@ -38,9 +38,12 @@ Weights: TypeAlias = nn.Module | Mapping[str, torch.Tensor]
 ALIGN = 64
 _MAX_LISTED = 8
 _CHUNK_CAT = getattr(torch, "_chunk_cat", None)  # private, so optional: one gather per run
-# A gather saves a call per array but copies large arrays ~8 % slower than copy_ does (bf16
-# matrices of a 1e8-parameter LLM on one core): runs form only of arrays smaller than this on average.
-_GATHER_BELOW = 1 << 20
+# A gather costs one launch where _foreach_copy_ costs a little per array, but it copies large arrays
+# slower. tests/gpu/gather_sizes.py on an H100, gather / per-array copies: 512 arrays of 32 KiB 0.67,
+# 3,000 of 32 KiB 0.60, 64 of any size 1.2-1.7, 3,000 of 128 KiB 1.9, 512 of 2 MiB 7.7; on one CPU
+# core 0.9-1.1 everywhere. So a run is gathered only when it is long and its arrays small on average.
+_GATHER_BELOW = 96 << 10
+_GATHER_FROM = 256
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -286,9 +289,10 @@ class Packer:
 
     A per-tensor copy costs about a microsecond of dispatch, which dominates a model
     of many small tensors. Arrays of one dtype that sit back to back in the buffer
-    (each but the last a multiple of ALIGN bytes, as most weight matrices are) and
-    average under a MiB form a run that one `torch._chunk_cat` gathers; the rest go
-    through one `torch._foreach_copy_` (LAYOUT-2).
+    (each but the last a multiple of ALIGN bytes, as most weight matrices are), at least
+    _GATHER_FROM of them averaging under _GATHER_BELOW bytes (the experts of a mixture),
+    form a run that one `torch._chunk_cat` gathers; the rest go through one
+    `torch._foreach_copy_` (LAYOUT-2), which is faster for few or large arrays.
 
     A gather reads and writes on one device, so runs form only when the weights (`source`,
     by default the buffer's device) live where the buffer does: CUDA weights bound for a
@@ -307,7 +311,7 @@ class Packer:
             j = i + 1
             while gather and j < len(manifest) and _adjacent(manifest[j - 1], manifest[j]):
                 j += 1
-            if j - i >= 2 and manifest[j - 1].offset + manifest[j - 1].nbytes - manifest[i].offset < _GATHER_BELOW * (j - i):
+            if j - i >= _GATHER_FROM and manifest[j - 1].offset + manifest[j - 1].nbytes - manifest[i].offset < _GATHER_BELOW * (j - i):
                 first, last = manifest[i], manifest[j - 1]
                 raw = buffer[first.offset : last.offset + last.nbytes]
                 self.runs.append((i, j, raw.view(dtype_of(first.dtype)).view(1, -1)))
