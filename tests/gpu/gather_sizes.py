@@ -24,6 +24,15 @@ def timed(fn, sync, reps=20):
     return statistics.median(out) * 1e3
 
 
+def compare(size: int, n: int, device: str, sync) -> tuple[float, float]:
+    """(per-array copies ms, one gather ms) filling one buffer from `n` bf16 arrays of `size` bytes."""
+    arrays = [torch.randn(size // 2, device=device).bfloat16() for _ in range(n)]
+    flat = torch.empty(size * n, dtype=torch.uint8, device=device).view(torch.bfloat16).view(1, -1)
+    views = list(flat.view(-1).split(size // 2))
+    return (timed(lambda: torch._foreach_copy_(views, arrays), sync),
+            timed(lambda: torch._chunk_cat(arrays, 0, 1, out=flat), sync))
+
+
 def main() -> None:
     device = sys.argv[1] if len(sys.argv) > 1 else "cuda"
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
@@ -33,15 +42,8 @@ def main() -> None:
         for n in (8, 64, 512, 3000):
             if size * n > (1 << 30) or (device == "cpu" and size * n > (256 << 20)):
                 continue
-            arrays = [torch.randn(size // 2, device=device).bfloat16() for _ in range(n)]
-            buf = torch.empty(size * n, dtype=torch.uint8, device=device)
-            flat = buf.view(torch.bfloat16).view(1, -1)
-            views = list(flat.view(-1).split(size // 2))
-            f = timed(lambda: torch._foreach_copy_(views, arrays), sync)
-            g = timed(lambda: torch._chunk_cat(arrays, 0, 1, out=flat), sync)
+            f, g = compare(size, n, device, sync)
             print(f"{size:>9} {n:>5}  {f:8.3f} {g:8.3f}  {g / f:5.2f}", flush=True)
-            del arrays, buf
-
 
 if __name__ == "__main__":
     main()
