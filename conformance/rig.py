@@ -97,13 +97,19 @@ class Rig:
             self.open(i, (handles or {}).get(i))
             self.workers[i].submit("connect", timeout)
         err = None
+        t0 = time.monotonic()
         try:
             bounded(self.sender.connect, timeout, workers=ids, limit=timeout + tm.SLACK, what="sender.connect")
         except BaseException as e:  # noqa: BLE001 - judged once the workers answered
             err = e
-        outs = {i: self.workers[i].result(timeout + tm.SLACK) for i in ids}
+        outs, answers = {}, []
+        for i in ids:  # what each worker's own connect() did tells a slow start from a lost Ready
+            status, value = outs[i] = self.workers[i].result(timeout + tm.SLACK)
+            did = f"returned {value!r}" if status == "ok" else f"raised {value}"
+            answers.append(f"receiver {i}'s connect() {did} (answer read {time.monotonic() - t0:.1f} s after connect began)")
         if isinstance(err, self.ws.SyncTimeoutError):
-            raise TooSlow(f"INIT-4 violated: sender.connect({timeout:.1f}) of healthy receivers {ids} timed out: {err}")
+            raise TooSlow(f"INIT-4 violated: sender.connect({timeout:.1f}) of healthy receivers {ids} timed out: {err} "
+                          f"({'; '.join(answers)})")
         if isinstance(err, Exception):
             raise AssertionError(f"INIT-4 violated: sender.connect of healthy receivers {ids} raised "
                                  f"{type(err).__name__}: {err}") from err
