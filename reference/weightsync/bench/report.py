@@ -82,7 +82,12 @@ _LLM_NAMES = {"llm": "dense, 24 layers", "moe": "experts, 16 layers x 60"}
 _LLM_COLS = [("copy", "copy"), ("weightsync push zero-copy", "push zero-copy"),
              ("weightsync pull zero-copy", "pull zero-copy"), ("weightsync push", "push (copying)"),
              ("weightsync pull", "pull (copying)"), ("weightsync push zero-copy packed", "packed"),
-             ("torchrl", "TorchRL SharedMem"), ("queue", "Queue")]
+             ("torchrl", "TorchRL"), ("queue", "Queue")]
+
+
+def _short(system: str) -> str:
+    """A column's name in a table of weightsync variants: the mode, without the package's name."""
+    return system.removeprefix("weightsync ")
 
 
 def _llm_table(cases: list[Case], idx: dict) -> list[str]:
@@ -177,28 +182,35 @@ def markdown(results: dict, plots: list[str]) -> str:
     for device in sorted({c.device for c in cases} - {"tcp"}):
         groups = _groups(cases, device)
         lines += ["", f"### Send latency p50, {device} (ms)", "",
-                  "| params | tensors | receivers | " + " | ".join(present) + " |",
+                  "`copy`, `tensor copy` and `pipe` are the floors; the weightsync variants are named by mode "
+                  "(`push`, `pull`; `zero-copy` workers read the slot in place; `packed`: weights made by "
+                  "`weightsync.pack`); `queue` and `torchrl` are the baselines.", "",
+                  "| params | tensors | receivers | " + " | ".join(_short(s) for s in present) + " |",
                   "|---:|---:|---:|" + "---:|" * len(present)]
         for p, lay, nt, n in groups:
             row = [_ms(idx.get((device, p, lay, n, s))) for s in present]
             lines.append(f"| {fmt_params(p)} | {nt} | {n} | " + " | ".join(row) + " |")
         lines += ["", f"### Ratios, {device}", "",
-                  "Each weightsync p50 over its floors; `queue/ws` and `torchrl/ws` are a baseline's p50 over "
-                  "the fastest weightsync variant (above 1: weightsync is faster). Throughput is bytes delivered "
-                  "per second (model bytes x receivers / p50) of the fastest variant.", "",
-                  "| params | tensors | receivers | " + " | ".join(f"{s.removeprefix('weightsync ')} / pipe" for s in ws_cols)
-                  + " | " + " | ".join(f"{s.removeprefix('weightsync ')} / (copy+pipe)" for s in ws_cols)
-                  + " | queue / ws | torchrl / ws | GB/s |",
-                  "|---:|---:|---:|" + "---:|" * (2 * len(ws_cols) + 3)]
-        for p, lay, nt, n in groups:
-            k = (device, p, lay, n)
-            pipe, copy, best = idx.get((*k, "pipe")), idx.get((*k, "copy")), best_weightsync(idx, k)
-            r1 = [f"{idx[(*k, s)].p50 / pipe.p50:.2f}" if pipe and (*k, s) in idx else "-" for s in ws_cols]
-            r2 = [f"{idx[(*k, s)].p50 / (pipe.p50 + copy.p50):.2f}" if pipe and copy and (*k, s) in idx else "-"
-                  for s in ws_cols]
-            rq = [f"{idx[(*k, b)].p50 / best.p50:.2f}" if best and (*k, b) in idx else "-" for b in ("queue", "torchrl")]
-            gbs = f"{best.throughput / 1e9:.2f}" if best else "-"
-            lines.append(f"| {fmt_params(p)} | {nt} | {n} | " + " | ".join(r1 + r2 + rq) + f" | {gbs} |")
+                  "Each weightsync p50 over its floors, one table each: over a pipe round trip (what a notification "
+                  "costs), then over a plain copy of the bytes plus the round trip. `queue / ws` and `torchrl / ws` are "
+                  "a baseline's p50 over the fastest weightsync variant (above 1: weightsync is faster). Throughput is "
+                  "bytes delivered per second (model bytes x receivers / p50) of the fastest variant."]
+        for floor in ("pipe", "(copy+pipe)"):
+            lines += ["", "| params | tensors | receivers | " + " | ".join(f"{_short(s)} / {floor}" for s in ws_cols)
+                      + (" | queue / ws | torchrl / ws | GB/s |" if floor == "pipe" else " |"),
+                      "|---:|---:|---:|" + "---:|" * (len(ws_cols) + (3 if floor == "pipe" else 0))]
+            for p, lay, nt, n in groups:
+                k = (device, p, lay, n)
+                pipe, copy, best = idx.get((*k, "pipe")), idx.get((*k, "copy")), best_weightsync(idx, k)
+                if floor == "pipe":
+                    row = [f"{idx[(*k, s)].p50 / pipe.p50:.2f}" if pipe and (*k, s) in idx else "-" for s in ws_cols]
+                    row += [f"{idx[(*k, b)].p50 / best.p50:.2f}" if best and (*k, b) in idx else "-"
+                            for b in ("queue", "torchrl")]
+                    row.append(f"{best.throughput / 1e9:.2f}" if best else "-")
+                else:
+                    row = [f"{idx[(*k, s)].p50 / (pipe.p50 + copy.p50):.2f}" if pipe and copy and (*k, s) in idx else "-"
+                           for s in ws_cols]
+                lines.append(f"| {fmt_params(p)} | {nt} | {n} | " + " | ".join(row) + " |")
     lines += _network_table(cases, idx)
     if failed:
         lines += ["", "### Cases that did not run", ""]
