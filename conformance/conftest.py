@@ -462,9 +462,14 @@ class Outcomes:
 
     def __init__(self, config):
         self.tests: dict[str, dict] = {}
+        self.timing: dict[str, tuple[float, str]] = {}  # seconds (setup, call, teardown), and which process
         config._conformance_tests = self.tests
+        config._conformance_timing = self.timing
 
     def pytest_runtest_logreport(self, report):
+        node = getattr(report, "node", None)  # under xdist, the worker that ran it
+        spent, _ = self.timing.get(report.nodeid, (0.0, ""))
+        self.timing[report.nodeid] = (spent + report.duration, getattr(getattr(node, "gateway", None), "id", "main"))
         c = getattr(report, "conformance", None)
         if c is not None:
             outcome = c["outcome"]
@@ -611,7 +616,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                     "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                     "outcomes": [PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED, XFAIL, XPASS],
                     "requirements": rows,
-                    "tests": tests,
+                    "tests": {n: {**t, "seconds": round(config._conformance_timing.get(n, (0.0,))[0], 3),
+                                  "process": config._conformance_timing.get(n, (0.0, "main"))[1]}
+                              for n, t in tests.items()},
                     "violated": violated,
                     "inconclusive": inconclusive,
                     "xfail": known,

@@ -169,6 +169,12 @@ def test_suite_passes_the_reference(tmp_path):
                              f"{out[where:where + 12000] if where >= 0 else out[-6000:]}")
     if rc == INCONCLUSIVE_EXIT:
         warnings.warn(f"the conformance suite was inconclusive on the reference:\n{out[-3000:]}", stacklevel=1)
+    tests = json.loads(report.read_text())["tests"]
+    untimed = [n for n, t in tests.items() if not (isinstance(t.get("seconds"), float) and t["seconds"] >= 0
+                                                   and isinstance(t.get("process"), str))]
+    assert not untimed, f"the JSON report gives no seconds or process for {len(untimed)} tests, e.g. {untimed[:3]}"
+    slowest = max(tests.values(), key=lambda t: t["seconds"])
+    assert slowest["seconds"] > 1, "the JSON report's seconds do not add up what each test took"
 
 
 @pytest.mark.slow  # the slow layer: .ci/run runs it after the README's command, over two processes
