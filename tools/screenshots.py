@@ -123,7 +123,7 @@ def main() -> int:
         next_page()
 
     view.loadFinished.connect(loaded)
-    QTimer.singleShot(120_000, app.quit)  # a page that never finishes loading ends the run
+    QTimer.singleShot(30_000 + 10_000 * len(pages), app.quit)  # a page that never finishes loading ends the run
     next_page()
     app.exec()
     return 1 if any(report.values()) or pages else 0

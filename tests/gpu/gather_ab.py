@@ -41,7 +41,7 @@ def timed(fn, reps: int = 30) -> float:
     return statistics.median(out) * 1e3
 
 
-def small_runs(manifest, views, tensors):
+def small_runs(manifest):
     """Runs of adjacent arrays each under a MiB; everything else copied by _foreach_copy_."""
     runs, rest, i = [], [], 0
     while i < len(manifest):
@@ -68,7 +68,7 @@ def case(kind: str, params: int, device: str) -> None:
     buf = torch.empty(nbytes, dtype=torch.uint8, device=device)
     views = layout.views(buf, manifest)
     packer = layout.Packer(buf, manifest)
-    runs, rest = small_runs(manifest, views, tensors)
+    runs, rest = small_runs(manifest)
     flats = [(i, j, buf[a.offset : b.offset + b.nbytes].view(layout.dtype_of(a.dtype)).view(1, -1)) for i, j, a, b in runs]
     rest_views = [views[k] for k in rest]
     rest_src = [tensors[k] for k in rest]
