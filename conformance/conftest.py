@@ -484,6 +484,12 @@ class Outcomes:
                      details=(c or {}).get("details"))
 
 
+def _timing(config, nodeid: str) -> dict:
+    """A test's `seconds` (setup, call and teardown) and the `process` that ran it, for the JSON report."""
+    seconds, process = config._conformance_timing.get(nodeid, (0.0, "main"))
+    return {"seconds": round(seconds, 3), "process": process}
+
+
 def _table(config) -> dict[str, dict]:
     """Requirement -> its status and the tests behind it; only the blamed IDs of a violation count as violated."""
     per_id: dict[str, dict[str, list[str]]] = defaultdict(lambda: {k: [] for k in _RANK})
@@ -616,9 +622,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                     "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                     "outcomes": [PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED, XFAIL, XPASS],
                     "requirements": rows,
-                    "tests": {n: {**t, "seconds": round(config._conformance_timing.get(n, (0.0,))[0], 3),
-                                  "process": config._conformance_timing.get(n, (0.0, "main"))[1]}
-                              for n, t in tests.items()},
+                    "tests": {n: {**t, **_timing(config, n)} for n, t in tests.items()},
                     "violated": violated,
                     "inconclusive": inconclusive,
                     "xfail": known,

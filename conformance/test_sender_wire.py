@@ -226,15 +226,21 @@ def all_canonical(peer: Joiner) -> None:
         assert payload == canonical(payload), f"WIRE-5 violated: a frame not in canonical form: {payload[:60].hex()}"
 
 
+def arrive(program: Program, peers: list, rid: int) -> Joiner:
+    """Scripted receiver `rid` joined and its Init checked (seed 0, version 0, its bytes); no Ready sent yet."""
+    peer = program.join(rid)
+    peers.append(peer)
+    init = check_init(peer, program.arrays, rid)
+    assert init["version"] == 0, f"VER-1 violated: the first Init carries version {init['version']}, not 0"
+    check_bytes(peer, init["slot"], 0, program.arrays, "INIT-1", "version 0 in the Init's slot")
+    return peer
+
+
 def joined(program: Program, peers: list, n: int = RECEIVERS, holds=()) -> list[Joiner]:
     """n scripted receivers joined, Inits checked (seed 0, version 0), Ready sent, `connect` answered."""
     made = []
     for rid in range(n):
-        peer = program.join(rid)
-        peers.append(peer)
-        init = check_init(peer, program.arrays, rid)
-        assert init["version"] == 0, f"VER-1 violated: the first Init carries version {init['version']}, not 0"
-        check_bytes(peer, init["slot"], 0, program.arrays, "INIT-1", "version 0 in the Init's slot")
+        peer = arrive(program, peers, rid)
         peer.send(ready(rid, 0, holds_slot=rid in holds))
         made.append(peer)
     answer = program.ask(f"connect {tm.T:g}", tm.T + tm.SLACK + answer_bound())
@@ -600,10 +606,7 @@ def test_slot_handles_are_read_only_and_sealed(program, peers):
 @pytest.mark.req("INIT-5", "INIT-6")
 def test_connect_names_a_receiver_that_never_answered_then_one_that_refused_its_init(program, peers):
     p = program()
-    a, b = (p.join(rid) for rid in range(RECEIVERS))
-    peers.extend((a, b))
-    check_init(a, p.arrays, 0)
-    check_init(b, p.arrays, 1)
+    a, b = (arrive(p, peers, rid) for rid in range(RECEIVERS))
     a.send(ready(0, 0))
     t0 = time.monotonic()
     answer = p.ask(f"connect {tm.TIMED:g}", tm.TIMED + tm.SLACK + answer_bound())
@@ -802,10 +805,7 @@ def test_a_ready_ok_of_another_major_version_is_a_violation(program, peers):
     """A receiver must refuse an Init of another major (INIT-2); one that answers Ready(ok) in protocol 2.0 instead
     broke the protocol and is cut off alone, named so by connect (SM-S-2)."""
     p = program()
-    a, b = (p.join(rid) for rid in range(RECEIVERS))
-    peers.extend((a, b))
-    check_init(a, p.arrays, 0)
-    check_init(b, p.arrays, 1)
+    a, b = (arrive(p, peers, rid) for rid in range(RECEIVERS))
     a.send(ready(0, 0))
     b.send({**ready(1, 0), "protocol": "2.0"})
     answer = p.ask(f"connect {tm.T:g}", tm.T + tm.SLACK + answer_bound())

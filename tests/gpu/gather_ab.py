@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import statistics
 import sys
-import threading
 import time
 
 import torch
+
+# Sibling scripts (run as python tests/gpu/gather_ab.py, this folder is on the path).
+from gather_sizes import timed
+from send_profile import connected
 
 import weightsync as ws
 from weightsync import layout
@@ -26,19 +29,6 @@ MIB = 1 << 20
 def sync() -> None:
     if torch.cuda.is_available():
         torch.cuda.synchronize()
-
-
-def timed(fn, reps: int = 30) -> float:
-    for _ in range(3):
-        fn()
-    sync()
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out) * 1e3
 
 
 def small_runs(manifest):
@@ -83,20 +73,15 @@ def case(kind: str, params: int, device: str) -> None:
           f"({sum(j - i for i, j, _ in packer.runs)} arrays); small-only runs {len(runs)} "
           f"({sum(j - i for i, j, *_ in runs)} arrays)", flush=True)
     other = torch.empty_like(buf)
-    print(f"  plain copy of the bytes      {timed(lambda: other.copy_(buf)):.3f} ms")
-    print(f"  _foreach_copy_ of every one  {timed(lambda: torch._foreach_copy_(views, tensors)):.3f} ms")
-    print(f"  Packer                       {timed(lambda: packer.write(tensors)):.3f} ms")
-    print(f"  runs of arrays under a MiB   {timed(small_only):.3f} ms", flush=True)
+    print(f"  plain copy of the bytes      {timed(lambda: other.copy_(buf), sync, 30):.3f} ms")
+    print(f"  _foreach_copy_ of every one  {timed(lambda: torch._foreach_copy_(views, tensors), sync, 30):.3f} ms")
+    print(f"  Packer                       {timed(lambda: packer.write(tensors), sync, 30):.3f} ms")
+    print(f"  runs of arrays under a MiB   {timed(small_only, sync, 30):.3f} ms", flush=True)
     sender.close()
     saved = layout._CHUNK_CAT
     for label, cat in (("gather on", saved), ("gather off", None)):
         layout._CHUNK_CAT = cat
-        sender = ws.Sender(weights, 1)
-        receiver = ws.Receiver(sender.handle(0), zero_copy=True)
-        t = threading.Thread(target=receiver.connect, args=(60,))
-        t.start()
-        sender.connect(60)
-        t.join(60)
+        sender, receiver = connected(weights)
         times = []
         for k in range(40):
             torch._foreach_add_(tensors, 1.0)

@@ -19,16 +19,22 @@ import weightsync as ws
 from weightsync.bench.cases import llm_weights
 
 
-def main() -> None:
-    layout = sys.argv[1] if len(sys.argv) > 1 else "moe"
-    params = int(float(sys.argv[2])) if len(sys.argv) > 2 else 100_000_000
-    weights = llm_weights(params, layout, "cuda")
+def connected(weights) -> tuple[ws.Sender, ws.Receiver]:
+    """A sender of `weights` and one zero-copy receiver in this process, connected."""
     sender = ws.Sender(weights, 1)
     receiver = ws.Receiver(sender.handle(0), zero_copy=True)
     t = threading.Thread(target=receiver.connect, args=(60,))
     t.start()
     sender.connect(60)
     t.join(60)
+    return sender, receiver
+
+
+def main() -> None:
+    layout = sys.argv[1] if len(sys.argv) > 1 else "moe"
+    params = int(float(sys.argv[2])) if len(sys.argv) > 2 else 100_000_000
+    weights = llm_weights(params, layout, "cuda")
+    sender, receiver = connected(weights)
     tensors = list(weights.values())
     times = []
     for i in range(60):
