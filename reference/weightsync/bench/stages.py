@@ -27,8 +27,10 @@ import time
 import torch
 import torch.multiprocessing as mp
 
-CASES = [(1_000, 6, False), (1_000_000, 6, False), (1_000_000, 500, False), (1_000_000, 10_000, False),
-         (1_000_000, 10_000, True), (10_000_000, 6, False)]  # (params, tensors, packed by weightsync.pack)
+# (params, tensors, weights): the trainer's own tensors, or packed by weightsync.pack as plain tensors
+# (each one's size is summed on every send: resize_() accepts them) or as a module's parameters.
+CASES = [(1_000, 6, "own"), (1_000_000, 6, "own"), (1_000_000, 500, "own"), (1_000_000, 10_000, "own"),
+         (1_000_000, 10_000, "packed"), (1_000_000, 10_000, "packed parameters"), (10_000_000, 6, "own")]
 STAGES = ("check", "copy", "notify", "wake", "decode", "apply", "ack")
 
 
@@ -62,16 +64,20 @@ def _receiver(handle, out, zero_copy: bool) -> None:
     out.put(log)
 
 
-def profile(params: int, tensors: int, sends: int, zero_copy: bool = False, packed: bool = False) -> dict[str, float]:
+def profile(params: int, tensors: int, sends: int, zero_copy: bool = False, weights_kind: str = "own") -> dict[str, float]:
     """p50 in seconds of each stage over `sends` sends (the first fifth is warm-up)."""
     from weightsync import messages, slots, transport
 
-    from .. import Sender, pack
+    from .. import Packed, Sender, pack
 
     torch.set_num_threads(1)
     sizes = [params // tensors + (1 if i < params % tensors else 0) for i in range(tensors)]
     weights = {f"t{i}": torch.randn(n) for i, n in enumerate(sizes)}
-    source = pack(weights) if packed else weights
+    source: Packed | dict[str, torch.Tensor]
+    if weights_kind == "packed parameters":
+        source = pack(torch.nn.ParameterDict({k: torch.nn.Parameter(v) for k, v in weights.items()}))
+    else:
+        source = pack(weights) if weights_kind == "packed" else weights
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     sender = Sender(source, 1, ctx=ctx)
@@ -144,11 +150,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     print("| params | tensors | weights | " + " | ".join(STAGES) + " | total |")
     print("|---:|---:|---|" + "---:|" * (len(STAGES) + 1))
-    for params, tensors, packed in CASES:
+    for params, tensors, kind in CASES:
         sends = args.sends if params < 10_000_000 else max(20, args.sends // 5)
-        p50 = profile(params, tensors, sends, args.zero_copy, packed)
+        p50 = profile(params, tensors, sends, args.zero_copy, kind)
         cells = [f"{p50[s] * 1e6:.0f}" if s in p50 else "-" for s in (*STAGES, "total")]
-        kind = "packed" if packed else "own"
         print(f"| {params:.0e} | {tensors} | {kind} | " + " | ".join(cells) + " |", flush=True)
     return 0
 
