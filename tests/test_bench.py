@@ -32,12 +32,12 @@ def test_bench_runs_tiny(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())
     found = {c["system"] for c in results["cases"]}
-    assert {"copy", "tensor copy", "pipe", "queue", *systems.VARIANTS, network.FLOOR, *network.VARIANTS} <= found
+    assert {*systems.FLOORS, "queue", *systems.VARIANTS, network.FLOOR, *network.VARIANTS} <= found
     assert not [c for c in results["cases"] if c["note"]], "a case failed"
     # 1e3 params x {6, 500} tensors (huge runs at 1e6 only, llm and moe at their own sizes) x 2 receiver
-    # counts x (3 floors, the variants, the queue and torchrl), and the network cases: 1e3 params x 2
+    # counts x (4 floors, the variants, the queue and torchrl), and the network cases: 1e3 params x 2
     # receiver counts x (the gloo floor + the TCP variants)
-    expected = 2 * 2 * (3 + len(systems.VARIANTS) + 1 + (baselines.torchrl_version() is not None))
+    expected = 2 * 2 * (len(systems.FLOORS) + len(systems.VARIANTS) + 1 + (baselines.torchrl_version() is not None))
     expected += 2 * (1 + len(network.VARIANTS))
     assert len(results["cases"]) == expected
     assert {c["layout"] for c in results["cases"]} == {"few", "many"}
@@ -74,7 +74,7 @@ def test_bench_runs_the_huge_layout_at_1e6_only(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((out / "results.json").read_text())
     assert [(c["params"], c["tensors"], c["system"]) for c in results["cases"]] == [
-        (1_000_000, 10_000, s) for s in ("copy", "tensor copy", "pipe", "weightsync push zero-copy", "queue")]
+        (1_000_000, 10_000, s) for s in (*systems.FLOORS, "weightsync push zero-copy", "queue")]
     queue = results["cases"][-1]
     assert queue["p50"] is None and queue["note"].startswith("not run:")  # too many descriptors for a Queue
     assert all(c["p50"] > 0 for c in results["cases"][:-1])
@@ -130,6 +130,7 @@ def test_targets_and_report_from_synthetic_cases():
         _case(zc + " packed", 1e-3, params=m), _case(zc + " packed", 1.1e-3, params=m, layout="huge"),
         # large model: push zero-copy over copy + pipe, pull zero-copy beside it
         _case("copy", 8e-3, params=10**7), _case("pipe", 2e-3, params=10**7),
+        _case("copy then pipe", 1.25e-2, params=10**7),  # the floor as one sequence: slower than the sum
         _case(zc, 1.1e-2, params=10**7), _case("weightsync pull zero-copy", 1.3e-2, params=10**7),
         _case("weightsync push", 5e-3, params=10**7),  # faster, but not the variant the target names
         # against torch's batched copy of the same tensors
@@ -155,8 +156,10 @@ def test_targets_and_report_from_synthetic_cases():
     assert row("very many tensors (1e6")["value"] == 4.0 and row("very many tensors (1e6")["limit"] == 3.0
     assert row("very many tensors, packed")["value"] == 1.1 and row("very many tensors, packed")["verdict"] == "met"
     assert row("many tensors, packed")["verdict"] == "n/a"  # no packed 500-tensor case in this run
-    assert row("large model (1e7")["value"] == 1.1 and row("large model (1e7")["verdict"] == "met"
-    assert "pull zero-copy 1.300" in row("large model (1e7")["detail"]
+    apart, sequence = row("large model (1e7 params, 4 receivers) send p50 / (copy +"), row("large model (1e7 params, 4 "
+                                                                                         "receivers) send p50 / (copy then")
+    assert apart["value"] == 1.1 and apart["verdict"] == "met" and "pull zero-copy 1.300" in apart["detail"]
+    assert sequence["value"] == 0.88 and "pull zero-copy 1.040" in sequence["detail"]
     assert row("large model (1e8")["verdict"] == "n/a" and row("large model (1e8")["value"] is None
     assert row("descriptors")["value"] == 9 and row("descriptors")["verdict"] == "met"
     assert row("10,000 tensors")["value"] == 1.333 and row("10,000 tensors")["verdict"] == "met"
@@ -208,3 +211,14 @@ def test_a_failed_case_is_reported_and_serialises():
     rows = [report.json_safe({**asdict(c), "throughput": c.throughput}) for c in (_case("pipe", 1e-4), failed)]
     json.dumps(rows, allow_nan=False)  # strict JSON: no NaN
     assert "RuntimeError: boom" in report.markdown(_results(rows, targets.evaluate([failed])), [])
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kind", ["own", "packed", "packed parameters"])
+def test_stages_profiles_each_kind_of_weights(kind):
+    """`python -m weightsync.bench.stages` times every stage of a send for each kind of weights its table shows."""
+    from weightsync.bench import stages
+
+    p50 = stages.profile(1_000, 10, 20, weights_kind=kind)
+    assert set(p50) == {*stages.STAGES, "total"}, p50
+    assert all(v > 0 for v in p50.values()) and sum(p50[s] for s in stages.STAGES) <= p50["total"] * 1.01, p50

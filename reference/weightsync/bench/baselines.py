@@ -1,9 +1,11 @@
-"""What weightsync is measured against: three floors and two baselines.
+"""What weightsync is measured against: four floors and two baselines.
 
 The floors are what any consistent update costs: `copy` (one copy of the bytes, which a
 sender that lets training go on must make), `tensor copy` (the same copy made from the
-trainer's own tensors, each one an array torch copies on its own) and `pipe` (a small
-message to each worker and the answers back). The baselines are other ways to do the job: `queue`, the naive
+trainer's own tensors, each one an array torch copies on its own), `pipe` (a small
+message to each worker and the answers back) and `copy then pipe` (the two in one timed
+sequence, as a send makes them: a copy larger than the last-level cache slows the Python
+that follows it in every process, which the two timed apart do not show). The baselines are other ways to do the job: `queue`, the naive
 state_dict through one torch.multiprocessing Queue per worker, and `torchrl`, TorchRL's
 SharedMemWeightSyncScheme, whose modules are imported only when a run measures it (they
 are not a dependency; `torchrl_version()` says whether they import).
@@ -23,6 +25,11 @@ QUEUE_MAX_TENSORS = 1000
 
 def bench_copy(weights, device, budget, lo, hi) -> list[float]:
     """One copy of the same bytes, as one tensor of the weights' dtype, on the weights' device."""
+    return timed(copier(weights, device), budget, lo, hi)
+
+
+def copier(weights, device):
+    """A call that makes bench_copy's copy once."""
     first = next(iter(weights.values()))
     numel = sum(t.numel() * t.element_size() for t in weights.values()) // first.element_size()
     src = torch.empty(numel, dtype=first.dtype, device=device).uniform_()
@@ -32,7 +39,7 @@ def bench_copy(weights, device, budget, lo, hi) -> list[float]:
         dst.copy_(src)
         sync(device)
 
-    return timed(copy, budget, lo, hi)
+    return copy
 
 
 def bench_tensor_copy(weights, budget, lo, hi) -> list[float]:
@@ -58,8 +65,9 @@ def bench_tensor_copy(weights, budget, lo, hi) -> list[float]:
     return timed(copy, budget, lo, hi)
 
 
-def bench_pipe(pool: Pool, n: int, budget, lo, hi) -> list[float]:
-    """A one-byte round trip over a Pipe to each of `n` workers."""
+def bench_pipe(pool: Pool, n: int, budget, lo, hi, before=None) -> list[float]:
+    """A one-byte round trip over a Pipe to each of `n` workers; with `before`, that call and then the
+    round trip, timed as one (`copy then pipe`)."""
     pairs = [pool.ctx.Pipe() for _ in range(n)]
     pool.command(n, lambda i: ("pipe", pairs[i][1]))
     for _, theirs in pairs:
@@ -67,6 +75,8 @@ def bench_pipe(pool: Pool, n: int, budget, lo, hi) -> list[float]:
     ours = [a for a, _ in pairs]
 
     def round_trip():
+        if before is not None:
+            before()
         for c in ours:
             c.send(1)
         for c in ours:

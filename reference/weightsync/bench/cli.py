@@ -28,6 +28,7 @@ from .baselines import (
     bench_queue,
     bench_tensor_copy,
     bench_torchrl,
+    copier,
     torchrl_version,
 )
 from .cases import (
@@ -46,7 +47,7 @@ from .cases import (
 from .plots import plot
 from .pool import Pool
 from .report import in_words, json_safe, machine, markdown
-from .systems import COLUMNS, VARIANTS, bench_weightsync, cuda_supported
+from .systems import COLUMNS, FLOORS, VARIANTS, bench_weightsync, cuda_supported
 from .targets import evaluate
 
 # The quick run leaves out the huge layout: its 1e6-parameter cases add about 25 s on 2 cores,
@@ -67,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "moe (bf16, a mixture of experts, 3,042 tensors); llm and moe run at 1e8 and 5e8 params and "
                         "at most 4 receivers (default: all; quick: few,many)")
     parser.add_argument("--systems", help="comma-separated subset of: " + ", ".join(COLUMNS)
-                        + " (the floors copy, tensor copy and pipe always run)")
+                        + " (the floors copy, tensor copy, pipe and copy then pipe always run)")
     parser.add_argument("--budget", type=float, help="seconds of timed sends per case (default 1.5, quick 0.25)")
     parser.add_argument("--max-reps", type=int, help="most timed sends per case")
     parser.add_argument("--threads", type=int, default=1,
@@ -102,6 +103,7 @@ def measure_group(pool, device, weights, params, layout, n, variants, use_queue,
     record(Case(**base, system="copy"), bench_copy(weights, device, budget, lo, hi))
     record(Case(**base, system="tensor copy"), bench_tensor_copy(weights, budget, lo, hi))
     record(Case(**base, system="pipe"), bench_pipe(pool, n, budget, lo, hi))
+    record(Case(**base, system="copy then pipe"), bench_pipe(pool, n, budget, lo, hi, copier(weights, device)))
     runs: dict[str, Callable[[], tuple]] = {
         name: functools.partial(bench_weightsync, pool, weights, n, mode, zc, budget, lo, hi, packed)
         for name, (mode, zc, packed) in variants.items()}
@@ -245,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
                 nt = layouts[lay]
                 if device != "cpu" and not cuda_ok:  # the rows say so rather than vanish
                     for n in receivers_for(lay, cfg["receivers"]):
-                        for system in ["copy", "tensor copy", "pipe", *variants]:
+                        for system in [*FLOORS, *variants]:
                             record(Case(device, int(p), lay, min(nt, int(p)), int(p) * 4, n, system),
                                    error="this binding has no CUDA slots")
                     continue
@@ -270,7 +272,7 @@ def run(args: argparse.Namespace) -> int:
     results = {
         "machine": info,
         "config": {**{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, "quick": bool(args.quick),
-                   "layouts": layouts, "systems": ["copy", "tensor copy", "pipe", *variants, *(["queue"] if use_queue else []),
+                   "layouts": layouts, "systems": [*FLOORS, *variants, *(["queue"] if use_queue else []),
                                                    *(["torchrl"] if use_torchrl else []),
                                                    *([network.FLOOR, *net_variants] if net_variants else [])]},
         "command": " ".join(["python -m weightsync bench", *argv_shown(args)]),

@@ -182,7 +182,8 @@ def markdown(results: dict, plots: list[str]) -> str:
     for device in sorted({c.device for c in cases} - {"tcp"}):
         groups = _groups(cases, device)
         lines += ["", f"### Send latency p50, {device} (ms)", "",
-                  "`copy`, `tensor copy` and `pipe` are the floors; the weightsync variants are named by mode "
+                  "`copy`, `tensor copy`, `pipe` and `copy then pipe` (the two timed as one sequence) are the "
+                  "floors; the weightsync variants are named by mode "
                   "(`push`, `pull`; `zero-copy` workers read the slot in place; `packed`: weights made by "
                   "`weightsync.pack`); `queue` and `torchrl` are the baselines.", "",
                   "| params | tensors | receivers | " + " | ".join(_short(s) for s in present) + " |",

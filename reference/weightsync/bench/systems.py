@@ -21,8 +21,9 @@ VARIANTS = {  # system name -> (mode, zero_copy, packed: the trainer's weights r
     "weightsync pull": ("pull", False, False),
     "weightsync push zero-copy packed": ("push", True, True),
 }
+FLOORS = ["copy", "tensor copy", "pipe", "copy then pipe"]  # what any consistent update costs (baselines.py)
 # Every system in the report's column order: the floors, the variants, the baselines.
-COLUMNS = ["copy", "tensor copy", "pipe", *VARIANTS, "queue", "torchrl"]
+COLUMNS = [*FLOORS, *VARIANTS, "queue", "torchrl"]
 
 
 def cuda_supported() -> bool:

@@ -97,16 +97,18 @@ def _llm_tensors(params: int) -> Callable[[dict], Found]:
     return value
 
 
-def _large(params: int, device: str = "cpu", layout: str = "few") -> Callable[[dict], Found]:
-    """Push zero-copy over one copy (on `device`) plus the pipe, to 4 receivers; pull zero-copy beside it."""
+def _large(params: int, device: str = "cpu", layout: str = "few", sequence: bool = False) -> Callable[[dict], Found]:
+    """Push zero-copy over one copy (on `device`) plus the pipe, timed apart (or, with `sequence`, as one
+    sequence: `copy then pipe`), to 4 receivers; pull zero-copy beside it."""
 
     def value(idx: dict) -> Found:
         key = (device, params, layout, 4)
         copy, pipe = idx.get((*key, "copy")), idx.get((*key, "pipe"))
+        both = idx.get((*key, "copy then pipe"))
         push, pull = idx.get((*key, "weightsync push zero-copy")), idx.get((*key, "weightsync pull zero-copy"))
-        if push is None or copy is None or pipe is None:
+        if push is None or copy is None or pipe is None or (sequence and both is None):
             return None
-        floor = copy.p50 + pipe.p50
+        floor = both.p50 if sequence and both is not None else copy.p50 + pipe.p50
         return push.p50 / floor, f"pull zero-copy {pull.p50 / floor:.3f}" if pull else "pull zero-copy -"
 
     return value
@@ -161,6 +163,8 @@ TARGETS = [
            "weightsync push zero-copy"),
     Target("large model (1e8 params, 4 receivers) send p50 / (copy + pipe)", 1.15, _large(100_000_000),
            "weightsync push zero-copy"),
+    Target("large model (1e7 params, 4 receivers) send p50 / (copy then pipe, one timed sequence)", 1.15,
+           _large(10_000_000, sequence=True), "weightsync push zero-copy; the floor with the copy's cold caches"),
     Target("CUDA large model (1e8 params, 4 receivers) send p50 / (device-to-device copy + pipe)", 1.3,
            _large(100_000_000, "cuda"), "weightsync push zero-copy, slots on the weights' GPU"),
     Target("descriptors the sender holds (500 tensors, 4 receivers)", 20, _descriptors,
