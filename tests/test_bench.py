@@ -57,6 +57,7 @@ def test_bench_runs_tiny(tmp_path):
     assert all(c["p50"] > 0 and c["p90"] >= c["p50"] for c in results["cases"])
     assert all(c["fds"] is not None for c in results["cases"] if c["system"] in systems.VARIANTS)
     assert sum(line.startswith("[") for line in proc.stdout.splitlines()) == expected  # one line per case
+    assert f"; {expected} cases" in proc.stdout.splitlines()[0]  # the count announced is the count run
     md = (out / "results.md").read_text()
     assert "### Targets" in md and "--8<-- [start:tables]" in md and "--8<-- [end:tables]" in md
     assert [t["name"] for t in results["targets"]] == [t.name for t in targets.TARGETS]

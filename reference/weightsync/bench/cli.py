@@ -198,8 +198,8 @@ def run(args: argparse.Namespace) -> int:
     info = machine()
     info["sender_threads"] = args.threads
     groups = sum(len(receivers_for(lay, cfg["receivers"])) for _, lay in models)
-    per_group = {"cpu": 3 + len(variants) + use_queue + use_torchrl,
-                 "cuda": 3 + len(variants) + (use_queue if cuda_ok else 0)}
+    per_group = {"cpu": len(FLOORS) + len(variants) + use_queue + use_torchrl,
+                 "cuda": len(FLOORS) + len(variants) + (use_queue if cuda_ok else 0)}
     net_variants = {} if args.no_network else {k: v for k, v in network.VARIANTS.items()
                                                 if systems is None or k in systems}
     net_cases = [(int(p), n) for p in cfg["net_sizes"] for n in cfg["net_receivers"] if n <= max(cfg["receivers"])]
