@@ -9,23 +9,16 @@ hand: `python tools/packed_check.py`; it asserts nothing.
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import torch
+from zc_gap import p50_ms  # tools/ is this script's own folder, first on its path
 
 import weightsync as ws
 
 TENSORS, PARAMS = 10_000, 1_000_000
 
 
-def p50_us(fn, reps: int = 300) -> float:
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e6
+def p50_us(fn) -> float:
+    return p50_ms(fn, 300) * 1e3
 
 
 def main() -> None:
