@@ -222,4 +222,5 @@ def test_stages_profiles_each_kind_of_weights(kind):
 
     p50 = stages.profile(1_000, 10, 20, weights_kind=kind)
     assert set(p50) == {*stages.STAGES, "total"}, p50
-    assert all(v > 0 for v in p50.values()) and sum(p50[s] for s in stages.STAGES) <= p50["total"] * 1.01, p50
+    # each stage lies inside its send, so its median cannot pass the sends' (their sum can: medians do not add)
+    assert all(0 < p50[s] <= p50["total"] for s in stages.STAGES), p50
