@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import select
 import threading
+import time
 
 import pytest
 import torch
@@ -64,3 +65,28 @@ def test_a_join_completed_while_the_listener_sleeps_still_gets_heartbeats(monkey
         finally:
             release.set()
             joiner.close()
+
+
+def test_a_release_without_close_leaves_the_listener_nothing_to_trip_on(monkeypatch):
+    """What interpreter exit runs (the sender's finalizer), and TorchRL's release() at exit, frees the listener
+    and the channels without close(). The helper thread, woken by a hang-up and waiting for the lock at that
+    moment, must then end quietly: it once polled the closed listener (descriptor -1) and died with ValueError,
+    printed over the trainer's exit."""
+    errors: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    sender = ws.Sender({"w": torch.zeros(4)}, 1, listen="unix:@weightsync-test-release-race")
+    receiver = ws.Receiver(sender.url(0))
+    connecting = threading.Thread(target=receiver.connect, args=(10,), daemon=True)
+    connecting.start()
+    sender.connect(10)
+    connecting.join(10)
+    sender.send(timeout=10)
+    assert sender._mu.acquire(timeout=5)
+    try:
+        receiver.close()  # a hang-up: the helper wakes and waits for the lock held here
+        time.sleep(0.5)
+        sender._finalizer()  # resources go without close(), as at exit
+    finally:
+        sender._mu.release()
+    sender._helper.join(5)
+    assert not sender._helper.is_alive() and not errors, errors

@@ -102,7 +102,7 @@ class Hub:
         #: What close() closes besides channels and slots: the listener.
         self._closables: list = []
         # Whatever close() releases is also released when the sender is collected unclosed.
-        self._finalizer = weakref.finalize(self, _release, self._peers, pool, self._closables,
+        self._finalizer = weakref.finalize(self, _release_when_free, self._mu, self._peers, pool, self._closables,
                                            (self._wake_r, self._wake_w, self._stop_r, self._stop_w))
         try:
             self._listener = Listener(listen, num_workers) if listen is not None else None
@@ -404,6 +404,24 @@ class Hub:
                 and not (self._listener and self._listener.pending))
 
 
+def _release_when_free(mu: threading.Lock, *resources) -> None:
+    """The finalizer, when no close() runs (collection, interpreter exit, TorchRL's release): takes the lock
+    first, bounded, so that the helper thread is never inside a pass while what it serves is closed."""
+    locked = mu.acquire(timeout=2 * _LOCK_WAIT)
+    try:
+        _release(*resources)
+    finally:
+        if locked:
+            mu.release()
+
+
+def release_held(finalizer: weakref.finalize) -> None:
+    """The finalizer's work for close(), which holds the lock already: the finalizer is spent either way."""
+    info = finalizer.detach()
+    if info is not None:
+        _release(*info[2][1:])  # its arguments without the lock
+
+
 def _release(peers: list[_Peer], pool: SlotPool, closables: list, fds: tuple[int, ...]) -> None:
     """Closes every channel, listener and slot (LIFE-4); at close() or when the sender is collected."""
     if fds:
@@ -434,7 +452,7 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
     """
     while True:
         s = ref()
-        if s is None or s._closed:
+        if s is None or s._closed or not s._finalizer.alive:  # closed, or released without close() (at exit)
             return
         poller = select.poll()
         poller.register(stop_r, select.POLLIN)
@@ -442,7 +460,7 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
             del s
             continue
         try:
-            if s._closed:
+            if s._closed or not s._finalizer.alive:
                 return
             listener = s._listener
             assert listener is not None, "only a listening sender has this thread"
@@ -466,6 +484,8 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
             continue
         close = False
         try:
+            if not s._finalizer.alive:  # released while it waited (interpreter exit): nothing is left to serve
+                return
             if s._polling:  # the caller that polls handles these events; let it
                 s._cv.wait(_LOCK_WAIT)
             elif not s._closed:

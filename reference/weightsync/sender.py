@@ -24,7 +24,7 @@ from . import layout, limits, netplane, transport, wire
 from .clock import Deadline
 from .errors import LocalProtocolError, SyncTimeoutError, receivers_error
 from .future import RESTART_HINT, SendFuture
-from .hub import Hub, _notify, _Peer
+from .hub import Hub, _notify, _Peer, release_held
 from .messages import PROTOCOL_VERSION, Entry, Init, Receive, Stop
 from .packing import Packed
 from .protocol import PeerState, SettleWindow, outbox_full, readers, unsendable
@@ -341,7 +341,7 @@ class Sender(Hub):
                     m.send_stop()
                 if peer.handle is not None:
                     peer.handle.conn.close()
-            self._finalizer()
+            release_held(self._finalizer)  # held above, or waited for long enough already (LIFE-9)
             if locked:
                 _notify(self._cv)
             log.debug("sender closed at version %d", self._version)
