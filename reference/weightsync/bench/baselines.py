@@ -23,13 +23,9 @@ from .pool import TIMEOUT, Pool
 QUEUE_MAX_TENSORS = 1000
 
 
-def bench_copy(weights, device, budget, lo, hi) -> list[float]:
-    """One copy of the same bytes, as one tensor of the weights' dtype, on the weights' device."""
-    return timed(copier(weights, device), budget, lo, hi)
-
-
 def copier(weights, device):
-    """A call that makes bench_copy's copy once."""
+    """A call that makes one copy of the same bytes, as one tensor of the weights' dtype, on the weights' device:
+    the `copy` floor timed alone, and the copy of `copy then pipe`."""
     first = next(iter(weights.values()))
     numel = sum(t.numel() * t.element_size() for t in weights.values()) // first.element_size()
     src = torch.empty(numel, dtype=first.dtype, device=device).uniform_()
