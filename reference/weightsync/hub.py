@@ -398,6 +398,12 @@ class Hub:
             if future._complete:  # nothing more can settle it
                 del self._futures[version]
 
+    @property
+    def _ended(self) -> bool:
+        """Closed, or released without close() (the finalizer at interpreter exit, TorchRL's release()):
+        the helper thread has nothing left to serve."""
+        return self._closed or not self._finalizer.alive
+
     def _all_gone(self) -> bool:
         """Every receiver has joined once and none is live, connecting or joining now."""
         return (all(p.machine.state in (PeerState.GONE, PeerState.FAILED) for p in self._peers)
@@ -452,7 +458,7 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
     """
     while True:
         s = ref()
-        if s is None or s._closed or not s._finalizer.alive:  # closed, or released without close() (at exit)
+        if s is None or s._ended:
             return
         poller = select.poll()
         poller.register(stop_r, select.POLLIN)
@@ -460,7 +466,7 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
             del s
             continue
         try:
-            if s._closed or not s._finalizer.alive:
+            if s._ended:
                 return
             listener = s._listener
             assert listener is not None, "only a listening sender has this thread"
@@ -484,11 +490,11 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
             continue
         close = False
         try:
-            if not s._finalizer.alive:  # released while it waited (interpreter exit): nothing is left to serve
+            if s._ended:  # closed or released while it waited: nothing is left to serve
                 return
             if s._polling:  # the caller that polls handles these events; let it
                 s._cv.wait(_LOCK_WAIT)
-            elif not s._closed:
+            else:
                 s._take_arrived()
                 s._cv.notify_all()
                 close = s._close_when_all_gone and s._all_gone()
