@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import select
 import threading
-import time
 
 import pytest
 import torch
@@ -69,11 +68,30 @@ def test_a_join_completed_while_the_listener_sleeps_still_gets_heartbeats(monkey
 
 def test_a_release_without_close_leaves_the_listener_nothing_to_trip_on(monkeypatch):
     """What interpreter exit runs (the sender's finalizer), and TorchRL's release() at exit, frees the listener
-    and the channels without close(). The helper thread, woken by a hang-up and waiting for the lock at that
-    moment, must then end quietly: it once polled the closed listener (descriptor -1) and died with ValueError,
-    printed over the trainer's exit."""
+    and the channels without close(). The helper thread, woken by a hang-up just before, must then end
+    quietly: it once went on to poll the closed listener (descriptor -1) and died with ValueError, printed
+    over the trainer's exit. The helper is parked right after its wake-up, deterministically, by a poll()
+    that holds its events until the test lets it go."""
     errors: list[BaseException] = []
     monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    armed, woke, go = threading.Event(), threading.Event(), threading.Event()
+    real_poll = select.poll
+
+    class _Held:
+        def __init__(self):
+            self._real = real_poll()
+
+        def register(self, *args):
+            return self._real.register(*args)
+
+        def poll(self, timeout=None):
+            events = self._real.poll(timeout)
+            if events and armed.is_set() and threading.current_thread().name == "weightsync-listener":
+                woke.set()
+                go.wait(20)
+            return events
+
+    monkeypatch.setattr(select, "poll", _Held)
     sender = ws.Sender({"w": torch.zeros(4)}, 1, listen="unix:@weightsync-test-release-race")
     receiver = ws.Receiver(sender.url(0))
     connecting = threading.Thread(target=receiver.connect, args=(10,), daemon=True)
@@ -81,12 +99,12 @@ def test_a_release_without_close_leaves_the_listener_nothing_to_trip_on(monkeypa
     sender.connect(10)
     connecting.join(10)
     sender.send(timeout=10)
-    assert sender._mu.acquire(timeout=5)
+    armed.set()
     try:
-        receiver.close()  # a hang-up: the helper wakes and waits for the lock held here
-        time.sleep(0.5)
+        receiver.close()  # a hang-up: the helper wakes and is held with its events
+        assert woke.wait(10), "the helper thread did not wake for the hang-up"
         sender._finalizer()  # resources go without close(), as at exit
     finally:
-        sender._mu.release()
+        go.set()
     sender._helper.join(5)
     assert not sender._helper.is_alive() and not errors, errors
