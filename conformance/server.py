@@ -57,6 +57,7 @@ class Server(ReaderCommands):
         self.tensors: dict = {}
         self.spec: dict = {}
         self.saved = None  # the .data a "raise" fault took away
+        self.rank = None  # a scripted receiver's gloo rank and its buffer size (do_rank_join)
         self._init_threads()
         self.baseline_threads = {t.ident for t in threading.enumerate()}
 
@@ -155,6 +156,7 @@ class Server(ReaderCommands):
 
     def do_discard(self):
         """Close the previous receiver, if any, ignoring its errors (between tests)."""
+        self.rank = None
         self._stop_threads()
         if self.rx is not None:
             try:
@@ -164,6 +166,39 @@ class Server(ReaderCommands):
         self.rx = None
         self.target = None
         return None
+
+    # -- the data plane of a scripted receiver (NET-2) --
+    # Its gloo rank runs here, not in the suite's process: gloo aborts a process whose receive
+    # gets more bytes than it posted, which must cost the suite a worker, not its run.
+
+    def do_rank_join(self, plane: dict) -> bytes:
+        """Rank 1 over Init's `data_plane` (sets `joined` first), then the transfer of Init's version: its bytes."""
+        import datetime
+
+        import torch.distributed as dist
+
+        self.rank = None
+        host, _, port = plane["store"].rpartition(":")
+        timeout = datetime.timedelta(seconds=tm.T)
+        store = dist.TCPStore(host.strip("[]"), int(port), is_master=False, wait_for_workers=False, timeout=timeout)
+        opts = dist.ProcessGroupGloo._Options()
+        opts._devices = [dist.ProcessGroupGloo.create_device(hostname="127.0.0.1")]
+        opts._timeout = timeout
+        keys = dist.PrefixStore(plane["prefix"], store)
+        keys.set("joined", "1")  # NET-2: the sender builds its side once this key exists
+        self.rank = (dist.ProcessGroupGloo(keys, 1, 2, opts), plane["nbytes"])
+        return self.do_rank_take()
+
+    def do_rank_take(self) -> bytes:
+        """The next transfer, into a buffer of exactly Init's `nbytes`: its bytes."""
+        group, nbytes = self.rank
+        buf = self.torch.empty(nbytes, dtype=self.torch.uint8)
+        group.recv([buf], 0, 0).wait()
+        return buf.numpy().tobytes()
+
+    def do_rank_drop(self) -> None:
+        """Ends the rank: its sockets close, so the sender's next transfer to it fails (NET-3)."""
+        self.rank = None
 
     def do_connect(self, timeout):
         return self.rx.connect(timeout)

@@ -2,13 +2,12 @@
 
 Receivers in worker processes join `listen="tcp://127.0.0.1:0"` by URL as they
 would from other hosts; the scripted joiner (peers.Joiner) plays receivers that
-stop speaking, or whose data plane breaks, with the suite's own gloo rank when
-it needs one.
+stop speaking, or whose data plane breaks, with a gloo rank of the suite's own
+when it needs one, run in a worker process (`_Rank`).
 """
 
 from __future__ import annotations
 
-import datetime
 import os
 import signal
 import socket
@@ -22,9 +21,10 @@ from . import timing as tm
 from .bounds import HarnessError, bounded
 from .model import describe
 from .peers import Joiner, ack, ready
+from .pool import RemoteFailure
 from .probes import new_threads
 from .rig import expect_error, waited
-from .verdict import Inconclusive, TooSlow, in_time
+from .verdict import Inconclusive, TooSlow, WorkerLost, in_time
 
 pytestmark = pytest.mark.needs("network", "push")
 
@@ -144,24 +144,83 @@ def test_a_receiver_that_falls_silent_is_named_within_the_lease(ws, rigs, closin
     rig.check()
 
 
-def _take_first_transfer(plane: dict):
-    """The suite's own receiver rank (NET-2): sets `joined`, builds rank 1 over the Init's store and prefix,
-    receives the first transfer; returns the group and that buffer."""
-    import torch
-    import torch.distributed as dist
+class _Rank:
+    """The suite's gloo rank for scripted receiver k (NET-2), run by the rig's worker k, which the
+    scripted receiver leaves idle: gloo aborts a process whose receive gets more bytes than it
+    posted, and such a sender must cost the suite a worker and be named, not end the suite's run."""
 
-    host, _, port = plane["store"].rpartition(":")
-    store = dist.TCPStore(host.strip("[]"), int(port), is_master=False, wait_for_workers=False,
-                          timeout=datetime.timedelta(seconds=tm.T))
-    opts = dist.ProcessGroupGloo._Options()
-    opts._devices = [dist.ProcessGroupGloo.create_device(hostname="127.0.0.1")]
-    opts._timeout = datetime.timedelta(seconds=tm.T)
-    keys = dist.PrefixStore(plane["prefix"], store)
-    keys.set("joined", "1")  # NET-2: the sender builds its side once this key exists
-    group = dist.ProcessGroupGloo(keys, 1, 2, opts)
-    buf = torch.empty(plane["nbytes"], dtype=torch.uint8)
-    group.recv([buf], 0, 0).wait()
-    return group, buf
+    def __init__(self, rig, k: int, plane: dict):
+        self.worker, self.k, self.plane = rig.workers[k], k, plane
+
+    def join(self, version) -> bytes:
+        """Sets `joined`, builds rank 1 over Init's store and prefix, and takes the transfer of Init's version."""
+        return self._call(version, "rank_join", self.plane)
+
+    def take(self, version) -> bytes:
+        """The transfer of `version`, into a buffer of Init's `nbytes`: its bytes."""
+        return self._call(version, "rank_take")
+
+    def drop(self) -> None:
+        """Ends the rank: its sockets close, and the next transfer to it fails."""
+        self.worker.call("rank_drop")
+
+    def _call(self, version, cmd: str, *args) -> bytes:
+        what = f"the transfer of version {version} to receiver {self.k}"
+        try:
+            return self.worker.call(cmd, *args, bound=tm.T + tm.SLACK)
+        except WorkerLost:
+            self.worker.proc.join(tm.BOUND)
+            code = self.worker.proc.exitcode
+            if code is None or code >= 0:
+                raise
+            raise AssertionError(
+                f"NET-2 violated: {what} ended the suite's receiving rank by {signal.Signals(-code).name}, as gloo "
+                f"ends a process that receives more than it posted: longer than Init's nbytes ({self.plane['nbytes']})"
+            ) from None
+        except RemoteFailure as e:
+            if "timed out" in e.error.message.lower() or e.error.isa("TimeoutError"):
+                raise TooSlow(f"NET-2 violated: {what} did not arrive within {tm.T:.0f} s: {e}") from None
+            raise AssertionError(f"NET-2 violated: the suite's rank could not take {what}: {e}") from None
+
+
+def _check_transfer(data: bytes, init: dict, weights: dict, version) -> None:
+    """The transfer holds each array of `weights` at its manifest offset, as on a Unix slot (NET-2, WIRE-8)."""
+    nbytes = init["data_plane"]["nbytes"]
+    assert len(data) == nbytes, f"the suite's rank returned {len(data)} bytes of {nbytes}"
+    for entry in init["manifest"]:
+        want = S.raw_bytes(weights[entry["name"]])
+        got = data[entry["offset"]:entry["offset"] + len(want)]
+        assert got == want, (f"NET-2 violated: the transfer of version {version} holds at {entry['name']!r}'s offset "
+                             f"{entry['offset']} other bytes than the weights published (WIRE-8 layout)")
+
+
+@pytest.mark.req("NET-2", "WIRE-8")
+def test_each_transfer_is_the_version_laid_out_as_a_slot_in_nbytes(ws, rigs, closing):
+    """A scripted receiver joins; its rank takes the transfer of Init's version and of the next Receive's into
+    buffers of exactly Init's `nbytes`. Each holds its version's weights laid out as on a Unix slot (WIRE-8); one
+    longer than `nbytes` ends the receiving process (gloo), which the suite names."""
+    w0, w1 = basic(0), basic(1)
+    rig = rigs(w0, 1, connect=False, listen="tcp")
+    j, init = _joined(rig, 0, closing)
+    rank = _Rank(rig, 0, init["data_plane"])
+    _check_transfer(rank.join(init["version"]), init, w0, init["version"])
+    j.send(ready(0, init["version"]))
+    stop = threading.Event()
+    _heartbeats(j, 0, stop)
+    try:
+        try:
+            bounded(rig.sender.connect, tm.T, workers=[0], limit=tm.T + tm.SLACK, what="connect(workers=[0])")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"NET-2 violated: the join of a scripted receiver that took its transfer did not complete: "
+                          f"{e}") from None
+        f = rig.send_async(w1)
+        receive = j.recv_past_heartbeats(tm.T)[0]
+        assert receive.get("type") == "Receive", f"NET-2 violated: receiver 0 got {describe(receive)}, not Receive"
+        _check_transfer(rank.take(receive["version"]), init, w1, receive["version"])
+        j.send(ack(0, receive["version"]))
+        waited(f, "NET-2")
+    finally:
+        stop.set()
 
 
 def _store_runs(address: str) -> bool:
@@ -189,9 +248,10 @@ def test_each_receiver_has_a_store_of_its_own_that_ends_after_its_first_transfer
     for k in (1, 2):
         _heartbeats(joiners[k], k, stop)
     try:
-        groups = {}
+        ranks = {}
         for k in (1, 2):
-            groups[k], _ = _take_first_transfer(inits[k]["data_plane"])
+            ranks[k] = _Rank(rig, k, inits[k]["data_plane"])
+            ranks[k].join(inits[k]["version"])
             joiners[k].send(ready(k, inits[k]["version"]))
         try:
             bounded(rig.sender.connect, tm.T, workers=[1, 2], limit=tm.T + tm.SLACK, what="connect(workers=[1, 2])")
@@ -206,10 +266,7 @@ def test_each_receiver_has_a_store_of_its_own_that_ends_after_its_first_transfer
         f = rig.send_async(basic(1), workers=[0, 1])
         receive = joiners[1].recv_past_heartbeats(tm.T)[0]
         assert receive.get("type") == "Receive", f"NET-2 violated: receiver 1 got {describe(receive)}, not Receive"
-        import torch
-
-        buf = torch.empty(inits[1]["data_plane"]["nbytes"], dtype=torch.uint8)
-        groups[1].recv([buf], 0, 0).wait()  # the group outlives its store (NET-6)
+        ranks[1].take(receive["version"])  # the group outlives its store (NET-6)
         joiners[1].send(ack(1, receive["version"]))
         waited(f, "NET-6")
         for i in (0, 1):
@@ -224,7 +281,8 @@ def test_a_broken_data_plane_names_the_receiver(ws, rigs, closing):
     """The scripted receiver builds its gloo rank, takes the Init's transfer, answers Ready, then drops the group."""
     rig = rigs(basic(0), 2, connect=[0], listen="tcp")
     j, init = _joined(rig, 1, closing)
-    group, _ = _take_first_transfer(init["data_plane"])
+    rank = _Rank(rig, 1, init["data_plane"])
+    rank.join(init["version"])
     j.send(ready(1, init["version"]))
     stop = threading.Event()
     _heartbeats(j, 1, stop)
@@ -234,7 +292,7 @@ def test_a_broken_data_plane_names_the_receiver(ws, rigs, closing):
         except (HarnessError, ws.SyncTimeoutError) as e:
             raise TooSlow(f"NET-2 violated: the join of a scripted receiver that built its side did not complete: "
                           f"{e}") from None
-        del group  # its sockets close: the next transfer to it fails
+        rank.drop()  # its sockets close: the next transfer to it fails
         f = rig.send_async(basic(1))
         t0 = time.monotonic()
         e = expect_error(ws, "ReceiverDiedError", f.wait, None, ids="NET-3", what="wait() on a send whose transfer "
