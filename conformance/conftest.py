@@ -231,9 +231,25 @@ def pytest_configure(config):
     tm.set_scale(float(os.environ[TIMESCALE_ENV]))
     config._conformance_measure = json.loads(os.environ.get(MEASURE_ENV, "{}"))
     config._conformance_impl = None if _program(config) else _load_impl(config.getoption("--impl"))
+    _check_modules_fit_role(config)
     config.pluginmanager.register(Outcomes(config), "weightsync-conformance-outcomes")
     if not config.getoption("--hypothesis-profile", default=None):
         settings.load_profile(f"conformance-{config.getoption('--conformance-profile')}")
+
+
+def _check_modules_fit_role(config) -> None:
+    """A module named on the command line is collected whatever pytest_ignore_collect says: one that a program
+    or one-role module cannot be tested by is a usage error, not a run of tests that cannot decide."""
+    role = _role(config)
+    if not role:
+        return
+    named = {Path(arg.partition("::")[0]) for arg in config.args}
+    other = sorted(p.name for p in named if p.suffix == ".py" and p.stem.startswith("test_")
+                   and p.stem not in PROGRAM_MODULES[role])
+    if other:
+        what = f"a {role} program" if _program(config) else f"a {role}-only module (API-12)"
+        raise pytest.UsageError(f"{', '.join(other)}: not run for {what}, which is tested by "
+                                f"{', '.join(m + '.py' for m in PROGRAM_MODULES[role])} alone")
 
 
 def impl(config):

@@ -208,6 +208,15 @@ def test_module_missing_a_name_fails_at_once():
     assert "does not expose the weightsync binding: missing Sender" in out
 
 
+def test_a_module_a_program_is_not_tested_by_is_refused_at_once():
+    """Named on the command line, pytest collects a module whatever the suite leaves out; one that needs the
+    binding would run for a receiver program and decide nothing (every test inconclusive): a usage error."""
+    code, out, _, _ = run_suite("weightsync", "-q", "conformance/test_network.py", "--receiver-cmd",
+                                "python conformance/receivers/reference_receiver.py {url}")
+    assert code == 4, out[-2000:]
+    assert "test_network.py: not run for a receiver program, which is tested by test_receiver_wire.py alone" in out
+
+
 def test_a_module_of_one_role_needs_that_roles_class_only(tmp_path):
     """API-12: a module naming `receiver` need not export Sender, but must export Receiver."""
     (tmp_path / "half_shim.py").write_text(
