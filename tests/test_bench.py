@@ -207,6 +207,26 @@ def test_a_failed_case_leaves_the_workers_usable():
         pool.close()
 
 
+def test_the_floors_that_wait_on_wake_ups_keep_the_quieter_of_two_measurements(monkeypatch):
+    """pipe and copy then pipe are measured before and after the variants; each is recorded once, with the
+    samples of the measurement whose median is lower, whichever came first."""
+    medians = iter([50e-6, 90e-6, 20e-6, 95e-6])  # pipe, copy then pipe (before); pipe, copy then pipe (after)
+
+    def fake_pipe(pool, n, budget, lo, hi, before=None):
+        return [next(medians)] * 3
+
+    class Healthy:
+        def heal(self):
+            return []
+
+    monkeypatch.setattr(cli, "bench_pipe", fake_pipe)
+    recorded: dict[str, list[float]] = {}
+    cli.measure_group(Healthy(), "cpu", cases.make_weights(100, 3), 100, "few", 1, {}, False, False, (0.0, 1, 1),
+                      lambda case, times=None, error="": recorded.setdefault(case.system, times))
+    assert recorded["pipe"] == [20e-6] * 3 and recorded["copy then pipe"] == [90e-6] * 3
+    assert list(recorded) == ["copy", "tensor copy", "pipe", "copy then pipe"]
+
+
 def test_a_failed_case_is_reported_and_serialises():
     failed = cases.Case("cpu", 1000, "few", 6, 4000, 1, "weightsync push", note="RuntimeError: boom")
     rows = [report.json_safe({**asdict(c), "throughput": c.throughput}) for c in (_case("pipe", 1e-4), failed)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -103,8 +104,9 @@ def measure_group(pool, device, weights, params, layout, n, variants, use_queue,
     copy = copier(weights, device)  # one pair of buffers for both floors that copy, made and filled once
     record(Case(**base, system="copy"), timed(copy, budget, lo, hi))
     record(Case(**base, system="tensor copy"), bench_tensor_copy(weights, budget, lo, hi))
-    record(Case(**base, system="pipe"), bench_pipe(pool, n, budget, lo, hi))
-    record(Case(**base, system="copy then pipe"), bench_pipe(pool, n, budget, lo, hi, copy))
+    # The two floors that wait on wake-ups are measured again after the variants (below): a wake-up
+    # on a virtual machine costs twice as much at one moment as at the next.
+    woken = {"pipe": [bench_pipe(pool, n, budget, lo, hi)], "copy then pipe": [bench_pipe(pool, n, budget, lo, hi, copy)]}
     del copy  # its buffers (twice the model's bytes) go before the variants run
     runs: dict[str, Callable[[], tuple]] = {
         name: functools.partial(bench_weightsync, pool, weights, n, mode, zc, budget, lo, hi, packed)
@@ -126,6 +128,16 @@ def measure_group(pool, device, weights, params, layout, n, variants, use_queue,
             record(case, error=f"{type(e).__name__}: {e}")
         else:
             record(case, times)
+    try:
+        pool.heal()
+        copy = copier(weights, device)
+        woken["pipe"].append(bench_pipe(pool, n, budget, lo, hi))
+        woken["copy then pipe"].append(bench_pipe(pool, n, budget, lo, hi, copy))
+        del copy
+    except Exception as e:  # noqa: BLE001 - the floors measured first stand alone
+        print(f"the floors' second measurement failed ({type(e).__name__}: {e}); the first stands", file=sys.stderr)
+    for name, runs_of_floor in woken.items():  # the quieter moment's: a floor the variants are not flattered by
+        record(Case(**base, system=name), min(runs_of_floor, key=statistics.median))
 
 
 def measure_network(pool, cases, variants, reps, record) -> None:
