@@ -125,6 +125,10 @@ class Judgement:
 def _leaves(e: BaseException) -> list[BaseException]:
     if isinstance(getattr(e, "exceptions", None), (list, tuple)):  # an exception group (Hypothesis)
         return [leaf for sub in e.exceptions for leaf in _leaves(sub)]
+    if e.__context__ is not None and any(c.__name__ == "Flaky" for c in type(e).__mro__):
+        # Hypothesis replayed an example that failed and the replay drew differently (a step that timed
+        # out on a busy machine led the model elsewhere): the first run's error is what happened.
+        return _leaves(e.__context__)
     return [e]
 
 

@@ -109,3 +109,26 @@ def test_an_error_out_of_an_implementation_call_violates_that_calls_requirement(
         j = judge(info.value, packages=packages)
         assert (j.kind, j.ids) == (VIOLATED, (want,)), j
         assert judge(info.value).kind == INCONCLUSIVE  # not known to be the implementation's: the suite's own
+
+
+def test_hypothesis_replaying_a_timed_out_example_differently_is_judged_by_what_timed_out():
+    """A state machine whose step timed out on a busy machine is replayed by Hypothesis; the replay draws
+    differently (the model followed the time-out) and Hypothesis raises FlakyStrategyDefinition while
+    handling the first error. The verdict is that first error's (a matter of time), not 'a gap in the suite'."""
+    from hypothesis.errors import FlakyStrategyDefinition
+
+    def replayed(first: BaseException) -> BaseException:
+        try:
+            try:
+                raise first
+            except BaseException:  # noqa: BLE001 - as Hypothesis does: raised while handling the first
+                raise FlakyStrategyDefinition("Inconsistent data generation!")  # noqa: B904
+        except FlakyStrategyDefinition as e:
+            return e
+
+    j = judge(replayed(HarnessError("worker 2 gave no answer to 'open' within 15.0 s")))
+    assert j.kind == "timing" and "worker 2 gave no answer" in j.reason, j
+    j = judge(replayed(AssertionError("ACK-3 violated: other bytes")))
+    assert (j.kind, j.ids) == (VIOLATED, ("ACK-3",)), j
+    alone = FlakyStrategyDefinition("Inconsistent data generation!")  # no first error: the suite's own doing
+    assert judge(alone).kind == INCONCLUSIVE
