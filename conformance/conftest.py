@@ -45,6 +45,7 @@ from .verdict import (
     Inconclusive,
     implementation_packages,
     judge,
+    missed_again,
 )
 
 ID_RE = re.compile(r"^[A-Z]+(?:-[A-Z])?-\d+$")
@@ -406,8 +407,8 @@ def pytest_pyfunc_call(pyfuncitem):
         except BaseException as second:  # noqa: BLE001
             j2 = _judge(second, pyfuncitem.config)
             if j2.kind == "timing" and j2.ids:
-                raise AssertionError(f"{j2.reason.partition(': ')[2]} (missed again when re-checked at timescale "
-                                     f"{scale:g}; the first run: {first_text})") from second
+                now = tm.calibrate()
+                raise missed_again(j2.reason, first_text, scale, tm.scale_for(now), now) from second
             raise
     raise Inconclusive(f"only a bound was missed ({first_text}); re-checked at timescale {scale:g}, it held. "
                        f"The machine was too busy for timescale {scale / tm.RECHECK:g}: re-run with "

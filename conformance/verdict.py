@@ -171,3 +171,18 @@ def _judge_one(e: BaseException, timeout_types: tuple[type, ...], packages: froz
                                             f"succeed: {_text(e)}")
     return Judgement(INCONCLUSIVE, (), f"a check failed without naming a requirement ({_text(e)}): "
                                        "a gap in the suite, please report it")
+
+
+def missed_again(reason: str, first: str, scale: float, busy_scale: float, measure: dict) -> BaseException:
+    """The verdict on a check that missed a bound at its re-check, at timescale `scale`, too: a violation of what
+    `reason` names, unless the machine, measured just after (`measure`, timing.calibrate; `busy_scale`, the
+    timescale timing.scale_for gives it), needs twice that timescale or more. A process that gets a sliver of a
+    core (a nice'd run beside busy ones) misses any bound, and that says nothing about the implementation; the
+    factor 2 keeps a machine only as busy as the re-check allowed for (two suites on two cores) from hiding one."""
+    seen = f"load {measure['load']:.1f} and a socket round trip of {measure['rtt_ms']:.2f} ms measured just after"
+    if busy_scale >= 2 * scale:
+        return Inconclusive(f"a bound was missed again at timescale {scale:g} ({reason}), but the machine was far "
+                            f"busier than that allows ({seen}: timescale {busy_scale:g}); the first run: {first}")
+    return AssertionError(f"{reason.partition(': ')[2]} (missed again when re-checked at timescale {scale:g}, "
+                          f"{seen}; the first run: {first})")
+

@@ -132,3 +132,18 @@ def test_hypothesis_replaying_a_timed_out_example_differently_is_judged_by_what_
     assert (j.kind, j.ids) == (VIOLATED, ("ACK-3",)), j
     alone = FlakyStrategyDefinition("Inconsistent data generation!")  # no first error: the suite's own doing
     assert judge(alone).kind == INCONCLUSIVE
+
+
+def test_a_second_miss_is_a_violation_unless_the_machine_measured_after_it_is_far_busier():
+    """Re-checked at timescale 3 and missed again: a violation on a machine measured idle (or as busy as the
+    re-check allowed for), inconclusive on one that needs twice that timescale (a nice'd suite beside busy jobs)."""
+    from conformance.verdict import missed_again
+
+    reason = "TooSlow: INIT-4 violated: sender.connect(30.0) of healthy receivers [0] timed out"
+    idle, shared, starved = ({"load": 1.0, "rtt_ms": 0.05}, {"load": 4.0, "rtt_ms": 0.3}, {"load": 40.0, "rtt_ms": 9.0})
+    for measure in (idle, shared):
+        e = missed_again(reason, "HarnessError: slow", 3.0, tm.scale_for(measure), measure)
+        assert judge(e).kind == VIOLATED and judge(e).ids == ("INIT-4",), (measure, e)
+        assert "missed again when re-checked at timescale 3" in str(e) and "the first run: HarnessError" in str(e)
+    e = missed_again(reason, "HarnessError: slow", 3.0, tm.scale_for(starved), starved)
+    assert judge(e).kind == INCONCLUSIVE and "load 40.0" in str(e) and "INIT-4" in str(e), e
