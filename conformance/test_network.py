@@ -170,17 +170,14 @@ class _Rank:
             return self.worker.call(cmd, *args, bound=tm.T + tm.SLACK)
         except WorkerLost:
             self.worker.proc.join(tm.BOUND)
-            code = self.worker.proc.exitcode
-            if code is None or code >= 0:
+            if self.worker.proc.exitcode != -signal.SIGABRT:  # killed (the system's OOM killer): no verdict
                 raise
             raise AssertionError(
-                f"NET-2 violated: {what} ended the suite's receiving rank by {signal.Signals(-code).name}, as gloo "
-                f"ends a process that receives more than it posted: longer than Init's nbytes ({self.plane['nbytes']})"
+                f"NET-2 violated: {what} ended the suite's receiving rank by SIGABRT, as gloo ends a process that "
+                f"receives more than it posted: longer than Init's nbytes ({self.plane['nbytes']})"
             ) from None
-        except RemoteFailure as e:
-            if "timed out" in e.error.message.lower() or e.error.isa("TimeoutError"):
-                raise TooSlow(f"NET-2 violated: {what} did not arrive within {tm.T:.0f} s: {e}") from None
-            raise AssertionError(f"NET-2 violated: the suite's rank could not take {what}: {e}") from None
+        except RemoteFailure as e:  # timed out, or the sender ended the group: re-checked, as a slow machine can
+            raise TooSlow(f"NET-2 violated: the suite's rank did not get {what} within {tm.T:.0f} s: {e}") from None
 
 
 def _check_transfer(data: bytes, init: dict, weights: dict, version) -> None:
