@@ -10,8 +10,10 @@ import torch
 from . import strategies as S
 from . import timing as tm
 from .conftest import KNOWN_CAPABILITIES
+from .model import describe
 from .names import roles
 from .rig import expect_error, waited
+from .verdict import in_time
 
 
 def basic(seed=0):
@@ -177,29 +179,44 @@ def test_weights_the_wire_cannot_carry_are_refused_at_once(ws, case):
 @pytest.mark.needs("hooks", "push")
 def test_a_done_callback_is_called_once_without_polling_and_may_call_the_sender(ws, rigs):
     """Two push workers; the callbacks of an acked send run once, with nobody waiting or polling, from a thread
-    where the sender is free (a callback reads sender.version under no lock of the caller's); wait(0) then gives
-    the version; a callback added afterwards runs at once; figures account for both targets. A send whose
-    target was killed decides its error, and its callback sees it."""
+    where the sender is free: a first callback raises (which changes nothing), the next calls send_async, which
+    takes the sender's lock; wait(0) then gives the version; a callback added afterwards runs at once; figures
+    account for both targets."""
     import threading
 
     rig = rigs(basic(0), 2)
     f = rig.send_async(basic(1))
     calls: list = []
+    nested: list = []
     ran = threading.Event()
 
+    def raising(fut):
+        raise RuntimeError("a caller's bug in a done callback")
+
     def callback(fut):
-        calls.append((fut.version, rig.sender.version, threading.current_thread() is threading.main_thread()))
-        ran.set()
+        try:
+            calls.append((fut.version, rig.sender.version, threading.current_thread() is threading.main_thread()))
+            nested.append(rig.sender.send_async(basic(2), timeout=tm.T))  # the sender's lock is free here
+        except BaseException as e:  # noqa: BLE001 - judged in the test's thread
+            nested.append(e)
+        finally:
+            ran.set()
 
+    f.add_done_callback(raising)
     f.add_done_callback(callback)
-    from .verdict import in_time
 
-    in_time(ran.wait(tm.T), f"API-11 violated: a done callback of an acked send did not run within {tm.T:.0f} s "
-                            "while nobody waited")
+    in_time(ran.wait(tm.T + tm.SLACK), f"API-11 violated: the second done callback of an acked send did not run "
+                                       f"within {tm.T + tm.SLACK:.0f} s while nobody waited (the first raised)")
     rig.model.acked(0, f.version)
     rig.model.acked(1, f.version)
     assert waited(f, "API-11", timeout=0) == f.version
     assert calls == [(f.version, f.version, False)], f"API-11 violated: the callback ran as {calls}"
+    g = nested[0]
+    if isinstance(g, ws.SyncTimeoutError):
+        raise AssertionError(f"API-11 violated: send_async from a done callback timed out after {tm.T:.0f} s: the "
+                             f"callback ran with the sender's lock held ({g})")
+    assert not isinstance(g, BaseException), f"API-11 violated: send_async from a done callback raised {g!r}"
+    rig.model.publish(describe(basic(2)), [0, 1])
     late: list = []
     f.add_done_callback(late.append)
     assert late == [f], "API-11 violated: a callback added after the others ran was not called at once"
@@ -209,16 +226,29 @@ def test_a_done_callback_is_called_once_without_polling_and_may_call_the_sender(
     assert sorted(figures.answered_s) == [0, 1] and figures.causes == {0: "ok", 1: "ok"}, (
         f"API-11 violated: figures {figures}")
     assert len(calls) == 1, f"API-11 violated: a callback ran {len(calls)} times"
+    waited(g, "API-11")
+    rig.model.acked(0, g.version)
+    rig.model.acked(1, g.version)
     rig.check()
 
 
 @pytest.mark.req("API-11", "SEND-5")
-@pytest.mark.needs("hooks", "push")
+@pytest.mark.needs("hooks", "pull")
 def test_await_gives_the_version_or_the_error_without_blocking_the_loop(ws, rigs):
-    """In asyncio, `await future` gives the version of an acked send; a ticker task keeps running meanwhile."""
+    """In asyncio, `await future` gives the version of an acked send, and the event loop runs while the send is
+    pending: the target is a pull receiver that polls only once a ticker task has run three times after the
+    await began (bounded), so an await that blocked the loop is seen however fast the machine is."""
     import asyncio
+    import threading
 
-    rig = rigs(basic(0), 1)
+    rig = rigs(basic(0), 1, modes=["pull"])
+    ticked = threading.Event()
+    polled: list = []
+
+    def poll_once_ticked():
+        ticked.wait(tm.T)  # not set: the loop did not run while the send was pending; poll anyway
+        polled.append(ticked.is_set())
+        rig.polled(0, 1, "API-11")
 
     async def main():
         ticks = 0
@@ -227,35 +257,43 @@ def test_await_gives_the_version_or_the_error_without_blocking_the_loop(ws, rigs
             nonlocal ticks
             while True:
                 ticks += 1
+                if ticks >= 3:
+                    ticked.set()
                 await asyncio.sleep(0.001)
 
-        ticker = asyncio.ensure_future(tick())
         f = rig.send_async(basic(1))
+        poller = threading.Thread(target=poll_once_ticked, daemon=True)
+        poller.start()
+        ticker = asyncio.ensure_future(tick())
         try:
-            v = await asyncio.wait_for(f, tm.T)
+            v = await asyncio.wait_for(f, 2 * tm.T)
         finally:
             ticker.cancel()
-        return f, v, ticks
+            poller.join(tm.T)
+        return f, v
 
-    f, v, ticks = asyncio.run(main())
+    f, v = asyncio.run(main())
     rig.model.acked(0, f.version)
     assert v == f.version, f"API-11 violated: await gave {v!r}, expected {f.version}"
-    assert ticks > 0, "API-11 violated: the event loop did not run while the future was awaited"
+    assert polled == [True], (f"API-11 violated: the event loop did not run while `await future` waited for a "
+                              f"pending send ({tm.T:.0f} s)")
     rig.check()
 
 
-@pytest.mark.req("API-11", "ACK-4")
+@pytest.mark.req("API-11", "ACK-4", "ACK-7")
 @pytest.mark.needs("hooks")
 @pytest.mark.parametrize("mode", ["push", "pull"])
 def test_on_apply_is_told_each_version_applied(ws, mode):
-    """Receiver(on_apply=fn) in this process: fn gets 0 at connect, then each version applied, in order, and may
-    open reading() (the apply's lock is free); an fn that raises changes nothing."""
+    """Receiver(on_apply=fn) in this process, into a mapping target: fn gets 0 at connect, then each version
+    applied, in order, and may open reading() (the apply's lock is free); an fn that raises changes nothing; a
+    version whose apply failed (a target tensor given another shape, ACK-7) is answered Ack(error) and not told."""
     import threading
     import time
 
     if mode not in ws.CAPABILITIES:
         pytest.skip(f"needs {mode}")
     sender = ws.Sender(basic(0), 1)
+    target = {k: v.clone() for k, v in basic(0).items()}
     got: list = []
     receiver = None
 
@@ -265,21 +303,42 @@ def test_on_apply_is_told_each_version_applied(ws, mode):
         if version == 2:
             raise RuntimeError("a caller's bug")
 
+    def send(v: int) -> None:
+        f = sender.send_async(basic(v), timeout=tm.T)
+        if mode == "pull":
+            assert receiver.poll(tm.T) == v, f"API-3 violated: poll() did not apply version {v}"
+        waited(f, "API-11")
+
     try:
-        receiver = ws.Receiver(sender.handle(0), mode=mode, on_apply=on_apply)
+        receiver = ws.Receiver(sender.handle(0), target, mode=mode, on_apply=on_apply)
         t = threading.Thread(target=receiver.connect, args=(tm.T,), daemon=True)
         t.start()
         sender.connect(tm.T)
         t.join(tm.T)
         for v in (1, 2, 3):
-            f = sender.send_async(basic(v), timeout=tm.T)
-            if mode == "pull":
-                assert receiver.poll(tm.T) == v, f"API-3 violated: poll() did not apply version {v}"
-            waited(f, "API-11")
-        deadline = time.monotonic() + tm.SHORT  # push: on_apply runs just after the ack that ended wait()
-        while len(got) < 4 and time.monotonic() < deadline:
+            send(v)
+        name = next(iter(target))
+        kept = target[name].data
+        target[name].data = torch.zeros(kept.numel() + 1, dtype=kept.dtype)  # version 4 cannot fit (ACK-7)
+        f = sender.send_async(basic(4), timeout=tm.T)
+        if mode == "pull":
+            try:
+                receiver.poll(tm.T)
+            except ws.ReceiverError:
+                pass
+        try:
+            f.wait(tm.T)
+        except ws.ReceiverError:
+            pass
+        else:
+            raise AssertionError("ACK-7 violated: a version that could not fit the target was acked ok")
+        target[name].data = kept
+        send(5)
+        deadline = time.monotonic() + tm.T  # push: on_apply runs just after the ack that ended wait()
+        while (5, 5) not in got and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert got == [(0, 0), (1, 1), (2, 2), (3, 3)], f"API-11 violated: on_apply was told {got}"
+        in_time((5, 5) in got, f"API-11 violated: on_apply was not told version 5 within {tm.T:.0f} s: {got}")
+        assert got == [(0, 0), (1, 1), (2, 2), (3, 3), (5, 5)], f"API-11 violated: on_apply was told {got}"
     finally:
         if receiver is not None:
             receiver.close()

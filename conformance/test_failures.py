@@ -314,6 +314,9 @@ def test_drop_frees_the_slots_a_silent_receiver_pins(rigs, ws):
     assert e.causes == {0: "died"} and "drop" in e.details[0], (
         f"API-9 violated: a dropped receiver's pending version fails with causes {e.causes}, details {e.details}"
     )
+    if "hooks" in ws.CAPABILITIES:  # the future's figures give the same cause (API-11, API-4)
+        causes = f1.figures.causes
+        assert causes.get(0) == "died", f"API-11 violated: figures.causes of a version failed by drop(0): {causes}"
     rig.model.gone(0)
     rig.model.acked(1, 1)
     try:
@@ -389,3 +392,24 @@ def test_receivers_that_fail_within_a_second_of_each_other_are_named_together(ri
         rig.workers[i].call("fault", None)
     rig.send(basic(2))
     rig.check()
+
+
+@pytest.mark.req("API-9", "INIT-4")
+def test_drop_of_a_receiver_not_connected_yet_changes_nothing(rigs, ws):
+    """drop(1) before receiver 1 ever connected changes nothing: no Stop, no closed channel; its worker then
+    connects with its handle and gets the next send."""
+    rig = rigs(basic(0), 2, connect=[0])
+    try:
+        bounded(rig.sender.drop, 1, timeout=tm.T, limit=tm.T + tm.SLACK, what="sender.drop(1)")
+    except HarnessError as err:
+        raise TooSlow(f"API-9 violated (API-7): {err}") from None
+    try:
+        rig.connect([1])
+    except TooSlow as err:
+        raise TooSlow(f"API-9 violated: after drop(1) of a receiver not connected yet, its connect failed: {err}") from None
+    except AssertionError as err:
+        raise AssertionError(f"API-9 violated: after drop(1) of a receiver not connected yet, its connect failed: "
+                             f"{err}") from None
+    rig.send(basic(1))
+    rig.check()
+

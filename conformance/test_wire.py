@@ -887,3 +887,27 @@ def test_a_ready_ok_of_another_major_version_is_a_violation(ws, rigs, closing):
     in_time(peer.closed_by_peer(tm.REACTION), "SM-S-9 violated: its channel stayed open")
     rig.send(basic(1), workers=list(range(GOOD)))
     rig.check(list(range(GOOD)))
+
+
+@pytest.mark.req("API-9", "SEC-5")
+def test_drop_sends_stop_then_closes_the_channel(rigs, ws):
+    """drop(k) of a live receiver whose channel has room: the next frame on its channel is Stop, then the
+    channel ends (API-9); the other receivers are served as before."""
+    rig, peer, k = scripted(rigs)
+    try:
+        bounded(rig.sender.drop, k, timeout=tm.T, limit=tm.T + tm.SLACK, what=f"sender.drop({k})")
+    except HarnessError as err:
+        raise TooSlow(f"API-9 violated (API-7): {err}") from None
+    rig.model.gone(k)
+    try:
+        msg, _ = peer.recv(tm.T)
+    except PeerClosed:
+        raise AssertionError(f"API-9 violated: drop({k}) closed the channel of a live receiver without Stop") from None
+    except HarnessError:
+        raise TooSlow(f"API-9 violated: drop({k}) sent nothing within {tm.T:.0f} s") from None
+    assert msg.get("type") == "Stop", f"API-9 violated: after drop({k}) the next frame is {describe(msg)}, not Stop"
+    in_time(peer.closed_by_peer(tm.REACTION), f"API-9 violated: the channel still runs {tm.REACTION:.0f} s after "
+                                              f"drop({k}) sent Stop")
+    rig.send(basic(1), workers=list(range(k)))
+    rig.check(list(range(k)))
+
