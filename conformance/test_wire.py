@@ -660,26 +660,35 @@ def test_unknown_fields_are_ignored_whatever_they_hold(ws, rigs, closing):
     rig.check()
 
 
-@pytest.mark.req("LIFE-8")
+@pytest.mark.req("LIFE-8", "SEND-2")
 @pytest.mark.needs("push")
 def test_close_settles_every_pending_send(ws, rigs, closing):
-    """Two sends pending at close(): one whose Ack had reached the sender completes, one never answered
-    fails with ClosedError; both futures are done, and neither wait() waits."""
+    """Three sends pending at close(): one whose Ack reached the sender's socket after its last call (nobody
+    has read it) completes; one to a real receiver held in reading() fails with ClosedError; one whose scripted
+    target answered Ack(error) while its other target (that held receiver) stayed silent raises that failure,
+    not ClosedError. All are done, and no wait() waits."""
     rig, peer, k = scripted(rigs)
     closing(peer)
-    answered = rig.send_async(basic(1), workers=[k])
-    v1 = next_receive(peer, "SEND-1")["version"]
-    peer.send_raw(frame(pack(ack(k, v1))))  # reaches the sender's socket now; nobody has read it yet
-    silent = rig.send_async(basic(2), workers=[k])
-    next_receive(peer, "SEND-1")
-    bounded(rig.sender.close, limit=tm.REACTION + tm.SLACK, what="close() with two sends pending")
-    assert answered.done() and silent.done(), (
+    rig.workers[0].call("hold")  # receiver 0 answers nothing until released
+    try:
+        answered = rig.send_async(basic(1), workers=[k])
+        v1 = next_receive(peer, "SEND-1")["version"]
+        silent = rig.send_async(basic(2), workers=[0])
+        failed = rig.send_async(basic(3), workers=[0, k])
+        v3 = next_receive(peer, "SEND-1")["version"]
+        peer.send_raw(frame(pack(ack(k, v1))))  # both reach the sender's socket now, after its last call
+        peer.send_raw(frame(pack(ack(k, v3, "error", "the scripted receiver could not apply it"))))
+        bounded(rig.sender.close, limit=tm.REACTION + tm.SLACK, what="close() with three sends pending")
+    finally:
+        rig.workers[0].call("release")
+    assert answered.done() and silent.done() and failed.done(), (
         f"LIFE-8 violated: after close() done() is {answered.done()} for an acked send, {silent.done()} for an "
-        "unanswered one")
-    got = bounded(answered.wait, 0, limit=tm.SLACK, what="wait() of a send acked before close()")
-    assert got == v1, f"LIFE-8 violated: wait() of a send acked before close() gave {got!r}, not {v1}"
+        f"unanswered one, {failed.done()} for a failed one")
+    waited(answered, "LIFE-8", timeout=0, version=v1, what="wait() of a send acked before close()")
     expect_error(ws, "ClosedError", silent.wait, 0, ids="LIFE-8", what="wait() of a send nobody answered before close()",
                  limit=tm.SLACK)
+    expect_error(ws, "ReceiverError", failed.wait, 0, ids="LIFE-8", limit=tm.SLACK, naming=[k],
+                 what="wait() of a send a target failed (Ack(error)) before close(), another target silent")
 
 
 @pytest.mark.req("SEC-8", "SEC-5")
