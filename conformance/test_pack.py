@@ -194,3 +194,66 @@ def test_distinct_tensors_are_not_tied_even_when_empty(ws):
         raise AssertionError(f"API-8 violated: pack() refused distinct empty tensors as tied: {e}") from None
     assert all(packed[n] is t for n, t in weights.items()), "API-8 violated: pack() replaced a tensor object"
     assert torch.equal(packed["c"], torch.arange(3.0)), "API-8 violated: pack() changed a value"
+
+
+@pytest.mark.req("API-8", "LAYOUT-3", "ACK-3")
+@pytest.mark.needs("cast", "push")
+@pytest.mark.parametrize("sizes", [(8,), (16, 5, 3)], ids=["one-array", "three-arrays"])
+def test_packed_weights_into_a_cast_slot_are_rounded_as_unpacked_ones_would_be(ws, sizes):
+    """A packed fp32 trainer behind a receiver that asked for bf16 (dtypes=): after each send the receiver holds
+    the trainer's weights rounded to bf16, as the unpacked weights would give it. With one array of 8 floats the
+    fp32 buffer and the bf16 slot have the same size (64 bytes each), so only the dtypes tell them apart."""
+    trainer = {f"w{i}": torch.zeros(n) for i, n in enumerate(sizes)}
+    packed = ws.pack(trainer)
+    sender = ws.Sender(packed, 1, dtypes=[torch.bfloat16])
+    target = {k: torch.zeros(v.shape, dtype=torch.bfloat16) for k, v in trainer.items()}
+    receiver = ws.Receiver(sender.handle(0), target)
+    try:
+        box: dict = {}
+        t = threading.Thread(target=lambda: box.update(v=receiver.connect(tm.T)), daemon=True)
+        t.start()
+        try:
+            sender.connect(tm.T)
+        except ws.SyncTimeoutError as e:
+            raise TooSlow(f"INIT-4 violated: sender.connect of a healthy cast receiver timed out: {e}") from None
+        t.join(tm.T + tm.SLACK)
+        in_time("v" in box, f"INIT-4 violated: receiver.connect did not return within {tm.T + tm.SLACK:.0f} s")
+        gen = torch.Generator().manual_seed(11)
+        for v in range(1, 4):
+            with torch.no_grad():
+                for name in trainer:
+                    packed[name].copy_(torch.randn(packed[name].shape, generator=gen) * 10 ** v)  # into the buffer
+            sent(ws, sender, v)
+            with receiver.reading(tm.SHORT):
+                for name in trainer:
+                    assert same_bytes(target[name], packed[name].to(torch.bfloat16)), (
+                        f"API-8, LAYOUT-3 violated: after version {v} the bf16 receiver's {name!r} is not the packed "
+                        f"trainer's fp32 weights rounded to bf16")
+    finally:
+        sender.close()
+        receiver.close()
+
+
+@pytest.mark.req("API-8", "ACK-7")
+@pytest.mark.needs("module", "push")
+def test_a_packed_target_whose_tensor_changed_shape_refuses_the_apply(ws):
+    """A receiver into a packed module whose caller then gave one parameter another shape through `.data`: the
+    next send is answered Ack(error) (the send raises ReceiverError naming it) and no byte of the target changes,
+    the tensors that still view the buffer included (ACK-7)."""
+    net, target = Net(8), Net(9)
+    packed_target = ws.pack(target)
+    sender, receiver = pair(ws, net, packed_target)
+    try:
+        target.b.data = torch.zeros(target.b.numel() + 1, dtype=target.b.dtype)  # no longer fits version 1
+        before = state(target)
+        with torch.no_grad():
+            net.a.weight.add_(1)
+            net.b.add_(1)
+        expect_error(ws, "ReceiverError", sender.send, timeout=tm.T, ids="ACK-7", naming=[0],
+                     what="send to a packed target whose tensor was given another shape")
+        after = state(target)
+        changed = [k for k in before if not same_bytes(before[k], after[k])]
+        assert not changed, f"ACK-7 violated: the refused apply wrote {changed} of the packed target"
+    finally:
+        sender.close()
+        receiver.close()
