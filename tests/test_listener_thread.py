@@ -108,3 +108,20 @@ def test_a_release_without_close_leaves_the_listener_nothing_to_trip_on(monkeypa
         go.set()
     sender._helper.join(5)
     assert not sender._helper.is_alive() and not errors, errors
+
+
+@pytest.mark.processes
+def test_a_helper_closing_its_sender_at_interpreter_exit_does_not_abort_the_process():
+    """The helper thread closes a sender whose receivers are all gone (weightsync.torchrl's) while the main
+    thread returns: interpreter exit waits for it (bounded) instead of freezing it inside torch, which aborted
+    the process with 'terminate called without an active exception' (the TorchRL guide's example, 1 run in
+    about 30 beside load; tests/exit_race.py makes it certain)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).with_name("exit_race.py")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=50)
+    assert "helper closing: True" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0 and "terminate called" not in done.stderr, (
+        f"exit {done.returncode}: {done.stderr[-2000:]}")

@@ -16,6 +16,7 @@ only weakly and ends with it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
@@ -115,8 +116,10 @@ class Hub:
     def _start_helper(self) -> None:
         """A listening sender answers joins even while no call runs (RDV-6)."""
         if self._listener is not None:
-            self._helper = threading.Thread(target=_serve_joins, args=(weakref.ref(self), self._stop_r),
+            ref = weakref.ref(self)
+            self._helper = threading.Thread(target=_serve_joins, args=(ref, self._stop_r),
                                             name="weightsync-listener", daemon=True)
+            _HELPERS[self._helper] = ref
             self._helper.start()
 
     def _locked(self, deadline: Deadline, closing: bool = False) -> _Held:
@@ -456,6 +459,34 @@ def _serve_joins(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
     It holds the sender only weakly and only between waits, and takes the lock only
     when no caller is polling; a caller that polls sees the same events itself (RDV-6).
     """
+    try:
+        _serve(ref, stop_r)
+    finally:
+        _HELPERS.pop(threading.current_thread(), None)
+
+
+#: The helper threads running, with their senders (weakly): ended at interpreter exit (_end_helpers).
+_HELPERS: dict[threading.Thread, weakref.ReferenceType[Hub]] = {}
+#: How long interpreter exit waits for each helper thread: it has been asked to end, and ends at its next wake-up.
+_EXIT_JOIN = limits.CLOSE_WAIT
+
+
+@atexit.register
+def _end_helpers() -> None:
+    """At interpreter exit, before daemon threads are frozen: each sender with a helper thread is released, as
+    its finalizer would be, and the thread joined (bounded). A helper closing its sender (weightsync.torchrl's,
+    once every worker is gone) frees torch tensors, and torch takes the GIL back after freeing one: a daemon
+    thread doing that while the interpreter finalizes aborts the process ("terminate called without an active
+    exception")."""
+    for thread, ref in list(_HELPERS.items()):
+        hub = ref()
+        if hub is not None:
+            hub._finalizer()  # released (bounded) and the helper told to end; spent already if closed
+        del hub
+        thread.join(_EXIT_JOIN)
+
+
+def _serve(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
     while True:
         s = ref()
         if s is None or s._ended:
