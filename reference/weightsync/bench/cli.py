@@ -140,6 +140,19 @@ def measure_group(pool, device, weights, params, layout, n, variants, use_queue,
         record(Case(**base, system=name), min(runs_of_floor, key=statistics.median))
 
 
+def in_column_order(cases: list[Case]) -> list[Case]:
+    """Each group's cases in the report's column order, groups as they ran: the floors that wait on
+    wake-ups are recorded after the variants (measure_group), and read first."""
+    groups: dict[tuple, int] = {}
+    order = {name: i for i, name in enumerate(COLUMNS)}
+
+    def key(c: Case) -> tuple:
+        group = groups.setdefault((c.device, c.params, c.layout, c.receivers, c.dtype), len(groups))
+        return group, order.get(c.system, len(order))
+
+    return sorted(cases, key=key)
+
+
 def measure_network(pool, cases, variants, reps, record) -> None:
     """The network profile (device "tcp"): the raw gloo floor, then each weightsync variant, per size and count."""
     budget, lo, hi = reps
@@ -282,6 +295,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         pool.close()
     elapsed = time.perf_counter() - t_start
+    cases[:] = in_column_order(cases)
     targets = evaluate(cases)
     results = {
         "machine": info,
