@@ -102,6 +102,16 @@ def _joined(rig, k: int, closing) -> tuple[Joiner, dict]:
     return j, j.handshake(answer=False)
 
 
+def _joins_complete(ws, rig, ids: list[int]) -> None:
+    """sender.connect(workers=ids) of scripted receivers that built their side and took their first transfer
+    completes within the bound (NET-2); missing it is a matter of time."""
+    try:
+        bounded(rig.sender.connect, tm.T, workers=ids, limit=tm.T + tm.SLACK, what=f"connect(workers={ids})")
+    except (HarnessError, ws.SyncTimeoutError) as e:
+        raise TooSlow(f"NET-2 violated: the join of scripted receiver(s) {ids}, which built their side and took "
+                      f"their first transfer, did not complete: {e}") from None
+
+
 def _heartbeats(j: Joiner, k: int, stop: threading.Event) -> threading.Thread:
     def beat():
         while not stop.wait(0.3):
@@ -205,11 +215,7 @@ def test_each_transfer_is_the_version_laid_out_as_a_slot_in_nbytes(ws, rigs, clo
     stop = threading.Event()
     _heartbeats(j, 0, stop)
     try:
-        try:
-            bounded(rig.sender.connect, tm.T, workers=[0], limit=tm.T + tm.SLACK, what="connect(workers=[0])")
-        except (HarnessError, ws.SyncTimeoutError) as e:
-            raise TooSlow(f"NET-2 violated: the join of a scripted receiver that took its transfer did not complete: "
-                          f"{e}") from None
+        _joins_complete(ws, rig, [0])
         f = rig.send_async(w1)
         receive = j.recv_past_heartbeats(tm.T)[0]
         assert receive.get("type") == "Receive", f"NET-2 violated: receiver 0 got {describe(receive)}, not Receive"
@@ -250,11 +256,7 @@ def test_each_receiver_has_a_store_of_its_own_that_ends_after_its_first_transfer
             ranks[k] = _Rank(rig, k, inits[k]["data_plane"])
             ranks[k].join(inits[k]["version"])
             joiners[k].send(ready(k, inits[k]["version"]))
-        try:
-            bounded(rig.sender.connect, tm.T, workers=[1, 2], limit=tm.T + tm.SLACK, what="connect(workers=[1, 2])")
-        except (HarnessError, ws.SyncTimeoutError) as e:
-            raise TooSlow(f"NET-2 violated: the joins of scripted receivers that built their side did not complete: "
-                          f"{e}") from None
+        _joins_complete(ws, rig, [1, 2])
         deadline = time.monotonic() + tm.REACTION + tm.SLACK
         while (running := [k for k in (1, 2) if _store_runs(stores[k])]) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -284,11 +286,7 @@ def test_a_broken_data_plane_names_the_receiver(ws, rigs, closing):
     stop = threading.Event()
     _heartbeats(j, 1, stop)
     try:
-        try:
-            bounded(rig.sender.connect, tm.T, workers=[1], limit=tm.T + tm.SLACK, what="connect(workers=[1])")
-        except (HarnessError, ws.SyncTimeoutError) as e:
-            raise TooSlow(f"NET-2 violated: the join of a scripted receiver that built its side did not complete: "
-                          f"{e}") from None
+        _joins_complete(ws, rig, [1])
         rank.drop()  # its sockets close: the next transfer to it fails
         f = rig.send_async(basic(1))
         t0 = time.monotonic()
