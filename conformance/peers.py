@@ -372,6 +372,7 @@ class ScriptedSender:
         self.protocol = protocol
         self.hello_size = hello_size
         self.buffers: dict[int, tuple[int, int]] = {}  # slot id -> (read-write fd, read-only fd)
+        self.maps: dict[int, object] = {}  # slot id -> the sender's writable mapping of a rewritable slot
 
     def secret(self, rid: int) -> bytes:
         import hashlib
@@ -412,34 +413,55 @@ class ScriptedSender:
         s.rid = rid
         return s
 
-    def slot(self, sid: int, data: bytes, nbytes: int) -> int:
-        """A sealed slot buffer holding `data` (padded to `nbytes`); returns its read-only descriptor."""
+    def slot(self, sid: int, data: bytes, nbytes: int, rewritable: bool = False) -> int:
+        """A sealed slot buffer holding `data` (padded to `nbytes`); returns its read-only descriptor.
+
+        `rewritable`: the sender keeps writing it (`rewrite`), as a real sender does: sealed against new
+        writable mappings (F_SEAL_FUTURE_WRITE) instead of against every write."""
         import fcntl
         import mmap
 
         fd = os.memfd_create(f"conformance-slot{sid}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         os.ftruncate(fd, nbytes)
-        with mmap.mmap(fd, nbytes) as m:
-            m[: len(data)] = data
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+        m = mmap.mmap(fd, nbytes)
+        m[: len(data)] = data
+        if rewritable:
+            self.maps[sid] = m
+            seal = getattr(fcntl, "F_SEAL_FUTURE_WRITE", 0x0010)
+        else:
+            m.close()
+            seal = fcntl.F_SEAL_WRITE
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | seal)
         ro = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
         self.buffers[sid] = (fd, ro)
         return ro
 
+    def rewrite(self, sid: int, data: bytes) -> None:
+        """Writes a new version's bytes into a rewritable slot, as a sender reusing a free slot does."""
+        self.maps[sid][: len(data)] = data
+
     def close(self) -> None:
         self.sock.close()
+        for m in self.maps.values():
+            m.close()
+        self.maps = {}
         for fds in self.buffers.values():
             for fd in fds:
                 os.close(fd)
         self.buffers = {}
 
 
-def layout(arrays: list[tuple[str, str, tuple, bytes]]) -> tuple[list[dict], bytes, int]:
-    """Manifest entries, the slot's bytes and its size for (name, dtype, shape, raw bytes) (LAYOUT-1, WIRE-8)."""
+def layout(arrays: list[tuple[str, str, tuple, bytes]], gap: int = 0) -> tuple[list[dict], bytes, int]:
+    """Manifest entries, the slot's bytes and its size for (name, dtype, shape, raw bytes) (LAYOUT-1, WIRE-8).
+
+    `gap`: that many more bytes (a multiple of 64) before each array, and every padding byte 0xA5 instead of 0:
+    a legal layout (offsets are the manifest's, padding holds anything) that a reader packing the arrays
+    itself, or reading padding, gets wrong."""
     manifest, data, end = [], bytearray(), 0
+    fill = b"\xa5" if gap else b"\0"
     for name, dtype, shape, raw in arrays:
-        offset = -(-end // 64) * 64
-        data += bytes(offset - len(data)) + raw
+        offset = -(-end // 64) * 64 + gap
+        data += fill * (offset - len(data)) + raw
         manifest.append({"name": name, "dtype": dtype, "shape": list(shape), "device": "cpu", "offset": offset,
                          "nbytes": len(raw)})
         end = offset + len(raw)

@@ -37,6 +37,9 @@ MUTANTS = sorted(p.stem for p in MUTANTS_DIR.glob("*.py") if not p.stem.startswi
 #: Sender programs with one bug each (the reference sender program over a patched reference), for --sender-cmd.
 SENDER_MUTANTS_DIR = Path(__file__).resolve().parent / "sender_mutants"
 SENDER_MUTANTS = sorted(p.stem for p in SENDER_MUTANTS_DIR.glob("*.py") if not p.stem.startswith("_"))
+#: Receiver programs with one bug each (the NumPy receiver with one line replaced), for --receiver-cmd.
+RECEIVER_MUTANTS_DIR = Path(__file__).resolve().parent / "receiver_mutants"
+RECEIVER_MUTANTS = sorted(p.stem for p in RECEIVER_MUTANTS_DIR.glob("*.py") if not p.stem.startswith("_"))
 VIOLATED_LINE = re.compile(r"^requirements violated: (.*)$", re.MULTILINE)
 SPEC_ID = re.compile(r"\*\*([A-Z]+(?:-[A-Z])?-\d+)\*\*")
 #: The default profile of the whole suite, with room for a loaded machine.
@@ -129,9 +132,10 @@ def _where_it_waits(pid: int) -> str:
 
 
 def test_every_mutant_declares_its_requirement():
-    assert len(MUTANTS) >= 10 and len(SENDER_MUTANTS) >= 3
+    assert len(MUTANTS) >= 10 and len(SENDER_MUTANTS) >= 3 and len(RECEIVER_MUTANTS) >= 3
     known = spec_ids()
-    for name, directory in [*((n, MUTANTS_DIR) for n in MUTANTS), *((n, SENDER_MUTANTS_DIR) for n in SENDER_MUTANTS)]:
+    for name, directory in [*((n, MUTANTS_DIR) for n in MUTANTS), *((n, SENDER_MUTANTS_DIR) for n in SENDER_MUTANTS),
+                            *((n, RECEIVER_MUTANTS_DIR) for n in RECEIVER_MUTANTS)]:
         m = declared(name, directory)
         assert m.violates, f'tests/mutants/{name}.py has no VIOLATES = "ID" (or a tuple of IDs)'
         for rid in m.violates:
@@ -146,10 +150,21 @@ def test_every_mutant_declares_its_requirement():
             )
 
 
+def test_every_receiver_mutant_fits_the_numpy_receiver():
+    """A receiver mutant replaces one line of the NumPy receiver; a line that moved would make it fail for the wrong
+    reason (its program exits at start), so each must occur exactly once."""
+    source = (ROOT / "interop" / "numpy" / "weightsync_numpy.py").read_text()
+    for name in RECEIVER_MUTANTS:
+        tree = ast.parse((RECEIVER_MUTANTS_DIR / f"{name}.py").read_text())
+        old = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                   and isinstance(n.targets[0], ast.Name) and n.targets[0].id == "OLD")
+        assert source.count(old) == 1, f"tests/receiver_mutants/{name}.py: its OLD line occurs {source.count(old)} times"
+
+
 def test_every_mutant_is_listed_in_the_docs():
     """docs/conformance.md tells users which bugs the suite is known to catch: every shipped mutant."""
     page = (ROOT / "docs" / "conformance.md").read_text()
-    missing = [name for name in MUTANTS + SENDER_MUTANTS if f"`{name}`" not in page]
+    missing = [name for name in MUTANTS + SENDER_MUTANTS + RECEIVER_MUTANTS if f"`{name}`" not in page]
     assert not missing, f"docs/conformance.md does not list these mutants: {missing}"
 
 
@@ -292,6 +307,22 @@ def test_sender_program_suite_kills_mutant(name):
     rc, out, named, elapsed = run_suite("weightsync", "-x", "-v", "-p", "tests.mutants._first", *first,
                                         "--sender-cmd", program, timeout=MUTANT_TIMEOUT)
     what = f"sender mutant {name} ({', '.join(m.violates)})"
+    assert rc == 1, f"{what} survived or broke the run (exit {rc}, {elapsed:.0f} s):\n{out[-8000:]}"
+    assert set(named) & set(m.violates), f"{what}: the suite names {named or 'nothing'}:\n{out[-8000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(MUTANT_TIMEOUT + 60)
+@pytest.mark.parametrize("name", RECEIVER_MUTANTS)
+def test_receiver_program_suite_kills_mutant(name):
+    """--receiver-cmd judges a program by the wire and its report alone: a receiver program with one bug is named
+    for it."""
+    m = declared(name, RECEIVER_MUTANTS_DIR)
+    program = f"{sys.executable} tests/receiver_mutants/{name}.py {{url}}"
+    first = [f"--run-first={node}" for node in m.killed_by]
+    rc, out, named, elapsed = run_suite("weightsync", "-x", "-v", "-p", "tests.mutants._first", *first,
+                                        "--receiver-cmd", program, timeout=MUTANT_TIMEOUT)
+    what = f"receiver mutant {name} ({', '.join(m.violates)})"
     assert rc == 1, f"{what} survived or broke the run (exit {rc}, {elapsed:.0f} s):\n{out[-8000:]}"
     assert set(named) & set(m.violates), f"{what}: the suite names {named or 'nothing'}:\n{out[-8000:]}"
 
