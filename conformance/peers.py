@@ -383,12 +383,18 @@ class ScriptedSender:
     def url(self, rid: int) -> str:
         return f"unix:@{self.name}?receiver={rid}&secret={self.secret(rid).hex()}"
 
-    def accept(self, bound: float | None = None) -> WireSocket | None:
-        """Runs the sender's side of a join; the session's socket once welcomed, None once refused."""
+    def accept(self, bound: float | None = None, drop: str | None = None) -> WireSocket | None:
+        """Runs the sender's side of a join; the session's socket once welcomed, None once refused.
+
+        `drop`: "before Hello" or "after Join" closes the connection there and returns None, as a sender that
+        bounds its joins under way, or runs one out of time, does (RDV-6)."""
         bound = tm.BOUND if bound is None else bound
         if not select.select([self.sock], [], [], bound)[0]:
             raise HarnessError(f"no receiver connected within {bound:.1f} s")
         conn, _ = self.sock.accept()
+        if drop == "before Hello":
+            conn.close()
+            return None
         s = WireSocket(conn, MAX_TO_SENDER)
         nonce = os.urandom(32)
         hello = {"type": "Hello", "protocol": self.protocol, "nonce": nonce}
@@ -399,6 +405,9 @@ class ScriptedSender:
         if self.protocol.split(".")[0] != "1":  # a joiner of another major sends no Join (RDV-3)
             return s
         join, _ = s.expect("Join", bound)
+        if drop == "after Join":
+            s.close()
+            return None
         rid = join["receiver"]
         good = proof(self.secret(rid), JOIN_LABEL, nonce, join["nonce"], rid)
         assert join["proof"] == good, "RDV-3 violated: the receiver's Join proof is not HMAC(secret, ...) as specified"

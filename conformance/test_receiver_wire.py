@@ -345,6 +345,31 @@ def test_an_init_for_another_id_is_refused(sender, subject):
     assert ready["status"] == "error", f"MSG-2 violated: an Init for receiver 5 reached receiver 0 and got {ready}"
 
 
+@pytest.mark.req("RDV-6", "INIT-4")
+@pytest.mark.parametrize("where", ["before Hello", "after Join"])
+def test_a_join_the_sender_closed_unanswered_is_tried_again(sender, subject, where):
+    """A sender may close a join under way (a flood of joins, a join out of time): closed before Hello, or after
+    Join with neither Welcome nor Refuse, the receiver connects again within its connect timeout (RDV-6) and then
+    takes its Init like any."""
+    subject.start(sender.url(0))
+    assert sender.accept(start_bound(), drop=where) is None
+    try:
+        session = sender.accept(answer_bound())
+    except HarnessError:
+        if subject.proc is not None and subject.proc.poll() is None:  # still trying, perhaps: a matter of time
+            raise TooSlow(f"RDV-6 violated: no second join within {answer_bound():.0f} s of one closed {where}") from None
+        out = subject.finish()
+        raise AssertionError(f"RDV-6 violated: a join closed {where} was not tried again (the receiver reported "
+                             f"{out})") from None
+    manifest, data, nbytes = layout(arrays(0))
+    session.send(init(0, manifest, [slotinfo(0, nbytes)], 0, 0), fds=[sender.slot(0, data, nbytes)])
+    ready, _ = _expect(session, "Ready", "INIT-4")
+    assert (ready["status"], ready["version"]) == ("ok", 0), f"INIT-4 violated: after the second join, Ready is {ready}"
+    session.send({"type": "Stop"})
+    out = subject.finish()
+    assert out["applied"] == [(0, digest(arrays(0)))], f"INIT-4 violated: after the second join: {out}"
+
+
 @pytest.mark.req("RDV-7")
 def test_a_sender_that_cannot_prove_the_secret_gets_nothing(subject):
     impostor = ScriptedSender(welcome="bad")

@@ -398,7 +398,21 @@ class Receiver:
             raise _bad("WIRE-4", f"{len(self._ch.fds)} handles came with no frame that lists them (at {kind})")
 
     def _join(self, deadline):
-        while True:   # RDV-6: refused or closed before Hello is tried again until the timeout
+        """RDV-6: a connection refused, closed before Hello, or closed after Join with neither Welcome nor Refuse
+        (a flood dropped it, the join ran out of time) is tried again until the timeout."""
+        while True:
+            try:
+                self._join_once(deadline)
+                return
+            except _EOF:
+                if self._ch is not None:
+                    self._ch.close(); self._ch = None
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise SyncTimeoutError("the sender closed every join before answering it (RDV-6)") from None
+                time.sleep(0.05)
+
+    def _join_once(self, deadline):
+        while True:   # refused, or closed before Hello: tried again until the timeout
             self._open()
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
             try:
