@@ -19,9 +19,11 @@ over two processes by default (pytest-xdist), so reports are gathered from
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import os
+import random
 import re
 import shlex
 import sys
@@ -31,6 +33,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from . import timing as tm
 from .names import KNOWN_CAPABILITIES, ROLES, TIMESCALE_ENV, required_names, roles
@@ -60,8 +63,15 @@ MEASURE_ENV = "WEIGHTSYNC_CONFORMANCE_MEASURE"
 #: Program mode runs these modules only (by the role of the program); the others need the binding.
 PROGRAM_MODULES = {"receiver": ("test_receiver_wire",), "sender": ("test_sender_wire",)}
 SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
+#: How the suite starts its receiver processes: spawn (default) or forkserver (the soak: torch imported once).
+START_ENV = "WEIGHTSYNC_CONFORMANCE_START"
+#: Where --conformance-replay keeps failing examples when it names no folder.
+REPLAY_DIR = ".hypothesis/conformance"
 
 _common = dict(
+    # No example database unless --conformance-replay: a verdict depends on the implementation and the run's seed,
+    # never on examples an earlier run (perhaps of another implementation) left in the working directory.
+    database=None,
     deadline=None,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
@@ -114,6 +124,22 @@ def pytest_addoption(parser):
         choices=("1.0", "1.1"),
         help="the protocol version the implementation speaks; tests of requirements added later are reported not "
         "implemented (spec/README.md lists what 1.1 added)",
+    )
+    group.addoption(
+        "--conformance-examples",
+        default=None,
+        type=int,
+        metavar="N",
+        help="Hypothesis examples per test instead of the profile's (the soak, conformance/tools/soak.py)",
+    )
+    group.addoption(
+        "--conformance-replay",
+        nargs="?",
+        const=REPLAY_DIR,
+        default=None,
+        metavar="DIR",
+        help="keep failing Hypothesis examples in DIR (default " + REPLAY_DIR + "), in a folder of their own per "
+        "implementation, and replay them first in later runs; without it every run draws afresh from its seed",
     )
     group.addoption(
         "--sender-cmd",
@@ -208,6 +234,7 @@ def _load_impl(name: str):
     return mod
 
 
+@pytest.hookimpl(tryfirst=True)  # before Hypothesis's own plugin reads --hypothesis-seed
 def pytest_configure(config):
     config.addinivalue_line("markers", "req(*ids): the spec requirement IDs a test checks")
     config.addinivalue_line("markers", "needs(*capabilities): optional parts (CAPABILITIES) the test needs")
@@ -233,9 +260,83 @@ def pytest_configure(config):
     config._conformance_measure = json.loads(os.environ.get(MEASURE_ENV, "{}"))
     config._conformance_impl = None if _program(config) else _load_impl(config.getoption("--impl"))
     _check_modules_fit_role(config)
+    from .preflight import preflight  # a program that cannot start: a usage error, before any test
+    preflight(config)
     config.pluginmanager.register(Outcomes(config), "weightsync-conformance-outcomes")
     if not config.getoption("--hypothesis-profile", default=None):
         settings.load_profile(f"conformance-{config.getoption('--conformance-profile')}")
+    if not hasattr(config, "workerinput") and config.getoption("hypothesis_seed", default=None) is None:
+        # Every run has a seed, printed in its header, so that any failure it finds can be run again
+        # (xdist's workers get the same option).
+        config.option.hypothesis_seed = str(random.SystemRandom().randrange(2**31))
+    examples = config.getoption("--conformance-examples")
+    if examples is not None:
+        if examples < 1:
+            raise pytest.UsageError(f"--conformance-examples must be at least 1, got {examples}")
+        settings.register_profile("conformance-examples", parent=settings.default, max_examples=examples)
+        settings.load_profile("conformance-examples")
+    replay = config.getoption("--conformance-replay")
+    if replay:
+        db = ReplayDatabase(Path(replay) / _subject_key(config))
+        settings.register_profile("conformance-replay", parent=settings.default, database=db)
+        settings.load_profile("conformance-replay")
+        config._conformance_replay = db
+
+
+class ReplayDatabase(DirectoryBasedExampleDatabase):
+    """Hypothesis's directory database, counting the saved examples it hands back (each replay is announced)."""
+
+    def __init__(self, path: Path):
+        super().__init__(str(path))
+        self.folder = path
+        self.replayed = 0
+
+    def fetch(self, key: bytes):
+        for value in super().fetch(key):
+            self.replayed += 1
+            yield value
+
+    def saved(self) -> int:
+        return sum(len(files) for _, _, files in os.walk(self.folder)) if self.folder.is_dir() else 0
+
+
+def _subject_key(config) -> str:
+    """The folder of saved examples of one subject: the --impl module, or a digest of the program's command."""
+    program = _program(config)
+    if program:
+        return "program-" + hashlib.sha256(program.encode()).hexdigest()[:16]
+    return "impl-" + re.sub(r"[^A-Za-z0-9_.-]", "_", config.getoption("--impl"))
+
+
+def reproduce_command(config, nodeid: str) -> str:
+    """One line that runs `nodeid` again as this run did: same subject, seed, profile and timescale."""
+    parts = ["python", "-m", "pytest", nodeid, "-n", "0", f"--hypothesis-seed={config.getoption('hypothesis_seed')}",
+             f"--conformance-profile={config.getoption('--conformance-profile')}", f"--conformance-timescale={tm.SCALE:g}"]
+    for opt in ("--impl", "--receiver-cmd", "--sender-cmd", "--protocol-version", "--xfails-file", "--conformance-replay"):
+        value = config.getoption(opt)
+        if value and not (opt == "--impl" and _program(config)) and not (opt == "--protocol-version" and value == "1.1"):
+            parts.append(f"{opt}={value}")
+    return shlex.join(parts)
+
+
+def replay_note(config) -> str | None:
+    """What this process replayed of saved examples, if anything (said beside every failure it finds)."""
+    db = getattr(config, "_conformance_replay", None)
+    if db is None or not db.replayed:
+        return None
+    return (f"this run first replayed {db.replayed} example(s) saved by an earlier run in {db.folder} "
+            "(--conformance-replay); delete that folder to start afresh")
+
+
+def pytest_report_header(config):
+    if hasattr(config, "workerinput"):
+        return None
+    seed = config.getoption("hypothesis_seed")
+    db = getattr(config, "_conformance_replay", None)
+    examples = f"examples drawn afresh from seed {seed} (run again with --hypothesis-seed={seed})"
+    if db is not None:
+        examples += f"; first replaying the {db.saved()} saved in {db.folder} (--conformance-replay)"
+    return [f"weightsync conformance: {examples}"]
 
 
 def _check_modules_fit_role(config) -> None:
@@ -291,7 +392,7 @@ def pool(request):
     """Receiver processes for the whole session, reused by every test (pool.Pool)."""
     from .pool import Pool
 
-    p = Pool(request.config.getoption("--impl"), POOL_SIZE)
+    p = Pool(request.config.getoption("--impl"), POOL_SIZE, os.environ.get(START_ENV) or "spawn")
     yield p
     p.close()
 
@@ -496,6 +597,8 @@ class Outcomes:
             return
         t = self.tests.setdefault(report.nodeid, {"ids": list(getattr(report, "conformance_ids", [])),
                                                   "outcome": None, "blamed": [], "reason": None})
+        if report.user_properties:  # e.g. the state machine's count of examples
+            t.setdefault("properties", {}).update(dict(report.user_properties))
         if t["outcome"] is None or _RANK[outcome] > _RANK[t["outcome"]]:
             t.update(outcome=outcome, blamed=(c or {}).get("blamed", []), reason=(c or {}).get("reason"),
                      details=(c or {}).get("details"))
@@ -579,6 +682,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     m = config._conformance_measure
     tr.write_line(f"timescale {tm.SCALE:g} (machine load {m.get('load', 0):.1f}, round trip "
                   f"{m.get('rtt_ms', 0):.2f} ms; given {m.get('timescale_given', 1):g})")
+    tr.write_line(pytest_report_header(config)[0])
     tr.write_line("")
     tr.write_line(f"{'requirement':<12} {'status':<16} passed violated inconclusive not-impl skipped")
     for i, r in rows.items():
@@ -635,6 +739,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                     "xfails_file": config.getoption("--xfails-file"),
                     "profile": config.getoption("--conformance-profile"),
                     "timescale": tm.SCALE,
+                    "hypothesis_seed": config.getoption("hypothesis_seed"),
+                    "replayed_from": str(config._conformance_replay.folder)
+                    if getattr(config, "_conformance_replay", None) else None,
                     "measure": m,
                     "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                     "outcomes": [PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED, XFAIL, XPASS],

@@ -179,6 +179,14 @@ class Model:
         return None
 
 
+def misnamed(causes: dict[int, str], at_fault: dict[str, set[int]]) -> dict[int, str]:
+    """The receivers an error names with a cause they are not at fault for: id -> cause (SEND-7).
+
+    One error may carry several causes (a receiver dropped, another silent past the timeout), so each
+    named receiver is judged by its own cause, never by the error's class alone."""
+    return {i: c for i, c in causes.items() if i not in at_fault.get(c, ())}
+
+
 def diff(expected: dict, got: dict) -> str:
     """A short account of how two described versions differ."""
     if set(expected) != set(got):
