@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import limits, transport, wire
+from . import limits, netplane, transport, wire
 from .clock import Deadline, millis
 from .errors import (
     ClosedError,
@@ -102,9 +102,11 @@ class Hub:
         self._close_when_all_gone = False
         #: What close() closes besides channels and slots: the listener.
         self._closables: list = []
+        #: Lanes of receivers cut off or replaced, whose threads may still be ending: close() waits for them too.
+        self._retired: list[Lane] = []
         # Whatever close() releases is also released when the sender is collected unclosed.
         self._finalizer = weakref.finalize(self, _release_when_free, self._mu, self._peers, pool, self._closables,
-                                           (self._wake_r, self._wake_w, self._stop_r, self._stop_w))
+                                           self._retired, (self._wake_r, self._wake_w, self._stop_r, self._stop_w))
         try:
             self._listener = Listener(listen, num_workers) if listen is not None else None
         except BaseException:
@@ -347,9 +349,7 @@ class Hub:
 
     def _drop(self, peer: _Peer) -> None:
         """Closes a receiver's channel, lane and any handle given out for it, before a new one replaces them."""
-        if peer.lane is not None:
-            peer.lane.close(abort=True)
-            peer.lane = None
+        self._retire(peer)
         if peer.channel is not None:
             peer.channel.close()
         if peer.handle is not None:
@@ -380,10 +380,17 @@ class Hub:
         """Closes a receiver's channel and data-plane lane, then fails the versions that were pending on it."""
         if peer.channel is not None:
             peer.channel.close()
-        if peer.lane is not None:
-            peer.lane.close(abort=True)
-            peer.lane = None
+        self._retire(peer)
         self._fail(peer, failed)
+
+    def _retire(self, peer: _Peer) -> None:
+        """Aborts a receiver's lane without waiting for its thread (it may be building a group, which cannot be
+        interrupted); close() waits for it, bounded, among the others."""
+        lane, peer.lane = peer.lane, None
+        if lane is not None:
+            lane.close(abort=True)
+            self._retired[:] = [old for old in self._retired if old.thread.is_alive()]  # the finalizer's list
+            self._retired.append(lane)
 
     def _fail(self, peer: _Peer, versions: Iterable[int]) -> None:
         m = peer.machine
@@ -431,8 +438,12 @@ def release_held(finalizer: weakref.finalize) -> None:
         _release(*info[2][1:])  # its arguments without the lock
 
 
-def _release(peers: list[_Peer], pool: SlotPool, closables: list, fds: tuple[int, ...]) -> None:
-    """Closes every channel, listener and slot (LIFE-4); at close() or when the sender is collected."""
+def _release(peers: list[_Peer], pool: SlotPool, closables: list, retired: list[Lane], fds: tuple[int, ...]) -> None:
+    """Closes every channel, lane, listener and slot (LIFE-4); at close() or when the sender is collected.
+
+    Each lane's thread is waited for (bounded, netplane.end): it drops its receiver's gloo group and store,
+    and one still doing that when the interpreter finalizes aborts the process. The slots close after it,
+    since a lane sends from them."""
     if fds:
         try:
             os.write(fds[3], b"x")  # the helper thread, if any, ends
@@ -441,9 +452,8 @@ def _release(peers: list[_Peer], pool: SlotPool, closables: list, fds: tuple[int
     for peer in peers:  # handles given out are their holders' (close() closes them)
         if peer.channel is not None:
             peer.channel.close()
-    for peer in peers:
-        if peer.lane is not None:
-            peer.lane.close()
+    netplane.end([peer.lane for peer in peers if peer.lane is not None] + retired)
+    retired.clear()
     for item in closables:
         item.close()
     pool.close()

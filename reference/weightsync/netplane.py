@@ -6,17 +6,26 @@ Neither side's caller ever waits on gloo (NET-3): the sender's `Lane` is a
 thread that sends each version's slot in order, and the receiver's `Inbound`
 is a thread that receives them into buffers of its own. A transfer that fails
 or outlives its timeout is reported once, and the group is dropped.
+
+Every thread here holds torch.distributed objects (a group, a store and their C++
+threads) and drops them itself, so each is joined, bounded, before the interpreter
+finalizes: by the sender's close() (`end`), the receiver's close(), or at exit
+(`_end_threads`). A daemon thread that takes the GIL back while the interpreter
+finalizes (as a group's destructor does) calls pthread_exit, whose unwinding through
+torch's C++ frames aborts the process ("terminate called without an active exception").
 """
 
 from __future__ import annotations
 
+import atexit
 import datetime
 import logging
 import queue
 import secrets
 import threading
 import time
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterable
 
 import torch
 import torch.distributed as dist
@@ -36,6 +45,12 @@ JOIN_POLL = 0.02
 #: interrupted and aborts the process if its store goes away meanwhile. A private name of torch's, so a
 #: test (tests/test_network.py) builds a real group and checks that this torch still writes it.
 RANK_KEY = "0/1"
+#: How long the sender's close() waits for its lanes (`end`): half for the transfers queued, half once aborted.
+END_WAIT = limits.CLOSE_WAIT
+#: How long the receiver's close() waits for its Inbound thread once its group is aborted.
+INBOUND_WAIT = limits.HEARTBEAT
+#: How long interpreter exit waits for the threads still running here, all together, once each is aborted.
+EXIT_WAIT = limits.CLOSE_WAIT
 
 
 def _ms(seconds: float) -> int:
@@ -102,19 +117,25 @@ class Lane:
         self._aborted = False
         self._group: dist.ProcessGroupGloo | None = None
         self.thread = threading.Thread(target=self._run, name="weightsync-lane", daemon=True)
+        _track(self.thread, weakref.WeakMethod(self._abort_now))
         self.thread.start()
 
     def submit(self, version: int, buffer: torch.Tensor) -> None:
         self._queue.put((version, buffer))
 
     def close(self, abort: bool = False) -> None:
-        """Ends the lane once its queue is sent; with `abort` (the receiver is gone), at once:
-        a transfer in flight fails in the lane's thread instead of waiting out its timeout."""
+        """Ends the lane once its queue is sent; with `abort` (the receiver is gone), once the transfer in flight
+        ends, reporting nothing. That transfer fails as soon as the receiver's process is gone (its connection
+        closes); gloo's abort() does not interrupt it (torch 2.13), so to a receiver that is alive but silent it
+        lasts up to the transfer timeout. Does not wait: `end` does."""
         self._aborted = self._aborted or abort
         self._queue.put(None)
         self._stop.set()  # a receiver that has not joined yet gets nothing more
         if abort:
             _abort(self._group)
+
+    def _abort_now(self) -> None:
+        self.close(abort=True)
 
     def _fail(self, why: str) -> None:
         if not self._aborted:  # the sender cut this receiver off already; an aborted transfer is no news
@@ -230,22 +251,83 @@ class Inbound:
                 arrived(version, b)
 
         self.thread = threading.Thread(target=run, name="weightsync-inbound", daemon=True)
+        _track(self.thread, weakref.WeakMethod(self._end))
         self.thread.start()
 
     def expect(self, version: int) -> None:
         self._queue.put(version)
 
     def close(self) -> None:
-        """Ends the thread; a transfer in flight is aborted, so no gloo call outlives the receiver."""
+        """Ends the thread; a transfer in flight is aborted, so no gloo call outlives the receiver. The group is
+        dropped here, once the thread let go of it (bounded; interpreter exit waits for a thread still running)."""
+        group = self._end()
+        if self.thread is not None and self.thread is not threading.current_thread():
+            self.thread.join(INBOUND_WAIT)
+        del group
+
+    def _end(self) -> dist.ProcessGroupGloo | None:
+        """Tells the thread to end and aborts the transfer in flight; returns the group, for the caller to drop."""
         self._queue.put(None)
         group, self.group = self.group, None
         _abort(group)
-        if self.thread is not None and self.thread is not threading.current_thread():
-            self.thread.join(limits.HEARTBEAT)
+        return group
+
+
+def end(lanes: Iterable[Lane], bound: float = END_WAIT) -> list[Lane]:
+    """Closes `lanes` and waits for their threads, which drop their groups and stores: first for the transfers
+    queued (half of `bound`), then, aborted, for the rest. Returns the lanes whose thread still runs (logged)."""
+    lanes = [lane for lane in lanes if lane.thread is not threading.current_thread()]
+    start = time.monotonic()
+    for lane in lanes:
+        lane.close()
+    for lane in lanes:
+        lane.thread.join(max(0.0, start + bound / 2 - time.monotonic()))
+    late = [lane for lane in lanes if lane.thread.is_alive()]
+    for lane in late:
+        lane.close(abort=True)
+    for lane in late:
+        lane.thread.join(max(0.0, start + bound - time.monotonic()))
+    stuck = [lane for lane in late if lane.thread.is_alive()]
+    if stuck:
+        log.warning("%d data-plane lane(s) did not end within %.0f s: a transfer to a receiver that is silent, or a "
+                    "group being built, ends at the transfer timeout", len(stuck), bound)
+    return stuck
+
+
+#: The threads started here, each with what ends it at once (weakly: a thread that ended keeps nothing alive):
+#: interpreter exit waits for those still running.
+_THREADS: dict[threading.Thread, weakref.WeakMethod] = {}
+
+
+def _track(thread: threading.Thread, stop: weakref.WeakMethod) -> None:
+    for done in [t for t in _THREADS if t.ident is not None and not t.is_alive()]:
+        _THREADS.pop(done, None)
+    _THREADS[thread] = stop
+
+
+@atexit.register
+def _end_threads() -> None:
+    """At interpreter exit, before daemon threads are frozen (and after hub._end_helpers, registered later, has
+    released every listening sender): each thread still running here is aborted and joined, bounded, so that none
+    drops a group or a store while the interpreter finalizes."""
+    running = [(t, stop) for t, stop in list(_THREADS.items()) if t.is_alive() and t is not threading.current_thread()]
+    _THREADS.clear()
+    deadline = time.monotonic() + EXIT_WAIT
+    for _, ref in running:
+        try:
+            if (stop := ref()) is not None:
+                stop()
+        except Exception as e:  # noqa: BLE001 - exit goes on; the join below is still bounded
+            log.debug("ending a data-plane thread at exit: %s", e)
+    for thread, _ in running:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() for t, _ in running):
+        log.warning("a data-plane thread did not end within %.0f s of interpreter exit", EXIT_WAIT)
 
 
 def _abort(group: dist.ProcessGroupGloo | None) -> None:
-    """Aborts a group's pending transfers at once (they raise in their threads); None is left alone."""
+    """Aborts a group (None is left alone). In torch 2.13 gloo's abort() returns at once without interrupting a
+    pending send or receive, which ends when its peer's connection closes or at the group's timeout."""
     if group is not None:
         try:
             group.abort()
