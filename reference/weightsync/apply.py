@@ -76,7 +76,7 @@ class Strategy:
         try:
             return self.checker.ordered(layout.flatten(self.target, detach=False), allow_grad=True)
         except WeightsMismatchError as e:
-            raise WeightsMismatchError(f"the target of receiver {self.rid}: {e} ({rule})") from None
+            raise WeightsMismatchError(f"the target of receiver {self.rid} ({rule}): {e}") from None  # its remedy last
 
     def current(self) -> list[torch.Tensor]:
         raise NotImplementedError
@@ -179,7 +179,7 @@ class CopyToPacked(Strategy):
         try:
             self.target.check()
         except WeightsMismatchError as e:
-            raise WeightsMismatchError(f"the target of receiver {self.rid}: {e} ({rule})") from None
+            raise WeightsMismatchError(f"the target of receiver {self.rid} ({rule}): {e}") from None  # its remedy last
         return super().targets(rule)
 
     def apply(self, views, mapped):
@@ -201,7 +201,7 @@ def _copy(dst: list[torch.Tensor], src: list[torch.Tensor], mapped: Mapped, stre
 
 def make(rid: int, init: Init, target, zero_copy: bool, mapped: dict[int, Mapped]) -> Strategy:
     """The strategy for this receiver's options and the Init's layout; checks the target (INIT-3)."""
-    checker = layout.Checker(init.manifest)
+    checker = layout.Checker(init.manifest, target=True)
     device = torch.device(init.manifest[0].device) if init.manifest else torch.device("cpu")
     stream = torch.cuda.Stream(device) if device.type == "cuda" else None
     strategy = _make(rid, init, target, zero_copy, mapped, checker, stream)

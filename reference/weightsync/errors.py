@@ -20,9 +20,55 @@ VIOLATION = "violation"  # the receiver broke the protocol and was cut off
 DIED = "died"  # its channel ended, or its lease expired
 TIMEOUT = "timeout"  # it did not answer before the call's timeout
 
+#: What a message says before the call that fixes its error, when the caller can fix it (issue 39).
+FIX = "Fix: "
+#: The remedy of each cause (SEND-7, spec 8.4); an error of several causes names each one's.
+RESTART = ("restart it: sender.handle(i) or its URL for a new worker, then sender.connect(workers=[i]); "
+           "or leave it out of workers=")
+REMEDIES = {
+    ANSWERED_ERROR: "fix what .details names in that worker (its target, say); the next sender.send() repairs it",
+    VIOLATION: RESTART,
+    DIED: RESTART,
+    TIMEOUT: "sender.drop(i) cuts off a receiver that stopped answering; give a slow one a longer timeout= or wait() again",
+}
+#: A timeout that names no receiver: another thread held the sender (API-7).
+LONGER_TIMEOUT = "pass a longer timeout="
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, its middle cut so that the remedy at its end survives."""
+    if len(text) <= limit:
+        return text
+    at = text.rfind(FIX)
+    tail = text[at:] if 0 <= at and len(text) - at <= limit // 2 else ""
+    return text[: limit - len(tail) - 5] + " ... " + tail
+
+
+def remedy_of(causes: Iterable[str]) -> str:
+    """The remedy of each of `causes`, each labelled with its causes when they differ (SEND-7)."""
+    by_text: dict[str, list[str]] = {}
+    for cause in (ANSWERED_ERROR, VIOLATION, DIED, TIMEOUT):
+        if cause in causes:
+            by_text.setdefault(REMEDIES[cause], []).append(cause)
+    if len(by_text) <= 1:
+        return next(iter(by_text), RESTART)
+    return ". ".join(f"[{'/'.join(kinds)}] {text}" for text, kinds in by_text.items())
+
 
 class WeightSyncError(Exception):
-    """Base of every error this package raises on purpose."""
+    """Base of every error this package raises on purpose.
+
+    A class whose errors the caller fixes the same way wherever they are raised has
+    a `remedy`, which its message ends with; the others name theirs where they are raised.
+    """
+
+    remedy = ""
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if not self.remedy:
+            return text
+        return f"{text}{'' if not text or text.endswith('.') else '.'} {FIX}{self.remedy}".lstrip()
 
 
 class ProtocolError(WeightSyncError):
@@ -64,9 +110,14 @@ def _rebuild_remote(text: str, state: str, event: str, requirement: str, peer: i
 class ClosedError(WeightSyncError):
     """A call on a Sender or Receiver that was closed, or a wait that close() interrupted (LIFE-6)."""
 
+    remedy = "a closed one stays closed: make a new Sender(...), or a new Receiver(...) from a live sender's handle or URL"
+
 
 class RefusedError(WeightSyncError, PermissionError):
     """The sender refused a receiver that joined by URL: unknown id, wrong secret, or the id is live (RDV-4)."""
+
+    remedy = ("join with the URL sender.url(i) returned, unchanged (its id and secret); a live id first needs "
+              "its old process gone or sender.drop(i)")
 
 
 class WeightsMismatchError(WeightSyncError, ValueError):
@@ -96,6 +147,9 @@ class _ReceiversError(WeightSyncError):
             msg += ": " + "; ".join(f"{w} [{self.causes.get(w, '?')}]: {d}" for w, d in sorted(self.details.items()))
         if hint:
             msg += f". {hint}"
+        if FIX not in hint:  # the call that fixes it, unless the raise site named its own
+            kinds = set(self.causes.values()) or {self.default_cause}
+            msg += f". {FIX}{LONGER_TIMEOUT if not self.workers and kinds == {TIMEOUT} else remedy_of(kinds)}"
         super().__init__(msg)
 
     default_cause = ANSWERED_ERROR

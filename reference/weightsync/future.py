@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .clock import Deadline
-from .errors import TIMEOUT, ClosedError, WeightSyncError, receivers_error
+from .errors import FIX, RESTART, TIMEOUT, ClosedError, WeightSyncError, receivers_error
 from .messages import OK
 from .protocol import SettleWindow
 
 log = logging.getLogger("weightsync")
 
-RESTART_HINT = ("restart it (sender.handle(i) or its URL, then sender.connect(workers=[i])), "
-                "or leave it out of workers=")
+#: A receiver refused at connect, or known failed or gone, is restarted (LIFE-2): the next send does not repair it.
+RESTART_HINT = FIX + RESTART
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class SendFuture:
                     causes[w], details[w] = TIMEOUT, "no answer before the timeout"
         if not causes:
             return None
-        hint = RESTART_HINT if set(causes.values()) - {TIMEOUT} else "it may still ack later: wait() again"
+        hint = "" if set(causes.values()) - {TIMEOUT} else "it may still ack later"  # the remedies: by cause
         return receivers_error(causes, details, self.version, hint)
 
     def _published_after(self, seconds: float) -> None:

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from . import limits
-from .errors import WeightsMismatchError
+from .errors import FIX, WeightsMismatchError
 from .messages import Entry
 
 
@@ -186,10 +186,22 @@ def slot_nbytes(manifest: Sequence[Entry], device: str) -> int:
     return max(ALIGN, -(-end // ALIGN) * ALIGN)
 
 
-class Checker:
-    """Checks weights against a manifest before any shared byte changes (BAD-1, BAD-2, BAD-3)."""
+#: The remedies of weights that do not match the manifest: a sender's, a receiver's target (issue 39).
+SEND_FIX = "send weights with the names, dtypes, shapes and devices of those the Sender was built from"
+TARGET_FIX = "make the Receiver's target match the trainer's names, dtypes, shapes and devices (or give it target=None)"
+CAST_FIX = ("build the trainer's Sender with dtypes={} (or a list, one per worker): it casts this worker's slots "
+            "(LAYOUT-3)")
 
-    def __init__(self, manifest: Sequence[Entry]):
+
+class Checker:
+    """Checks weights against a manifest before any shared byte changes (BAD-1, BAD-2, BAD-3).
+
+    `target`: it checks a receiver's target, whose remedy differs from a sender's weights': a
+    target that differs only in its floating-point dtype is fixed by the Sender's `dtypes=`.
+    """
+
+    def __init__(self, manifest: Sequence[Entry], *, target: bool = False):
+        self.target = target
         self.manifest = tuple(manifest)
         self.names = [e.name for e in manifest]
         self._expect = [(dtype_of(e.dtype), torch.Size(e.shape), torch.device(e.device)) for e in manifest]
@@ -247,6 +259,7 @@ class Checker:
 
     def _explain(self, flat: Mapping[str, torch.Tensor], allow_grad: bool) -> None:
         problems: list[str] = []
+        fix = TARGET_FIX if self.target else SEND_FIX
         if len(flat) != len(self.names) or any(n not in flat for n in self.names):
             missing = [n for n in self.names if n not in flat]
             unknown = [n for n in flat if n not in set(self.names)]
@@ -254,17 +267,25 @@ class Checker:
                 problems.append(f"missing {missing[:_MAX_LISTED]}")
             if unknown:
                 problems.append(f"unknown {unknown[:_MAX_LISTED]}")
-            raise WeightsMismatchError("names differ from the manifest: " + "; ".join(problems) + " (BAD-1)")
+            raise WeightsMismatchError("names differ from the manifest: " + "; ".join(problems) + f" (BAD-1). {FIX}{fix}")
+        casts: set[torch.dtype] = set()  # a target's dtypes where only a floating dtype differs
+        other = False  # a problem that dtypes= does not fix
         for name, (dtype, shape, device) in zip(self.names, self._expect):
             t = flat[name]
             if not isinstance(t, torch.Tensor):
+                other = True
                 problems.append(f"{name!r} is a {type(t).__name__}, not a tensor")
             elif t.dtype != dtype or t.shape != shape or t.device != device:
+                if t.dtype in CAST_DTYPES and dtype in CAST_DTYPES and t.shape == shape and t.device == device:
+                    casts.add(t.dtype)
+                else:
+                    other = True
                 problems.append(
                     f"{name!r} is {dtype_name(t.dtype)}{list(t.shape)} on {t.device}, "
                     f"expected {dtype_name(dtype)}{list(shape)} on {device}"
                 )
             elif t.layout != torch.strided or (t.requires_grad and not allow_grad):
+                other = True
                 try:
                     _check_tensor(name, t)
                 except WeightsMismatchError as e:
@@ -272,7 +293,9 @@ class Checker:
             if len(problems) >= _MAX_LISTED:
                 break
         if problems:
-            raise WeightsMismatchError("weights do not match the manifest: " + "; ".join(problems) + " (BAD-2)")
+            if self.target and len(casts) == 1 and not other:
+                fix = CAST_FIX.format(f"torch.{dtype_name(casts.pop())}")
+            raise WeightsMismatchError("weights do not match the manifest: " + "; ".join(problems) + f" (BAD-2). {FIX}{fix}")
 
 
 def views(buffer: torch.Tensor, manifest: Sequence[Entry]) -> list[torch.Tensor]:

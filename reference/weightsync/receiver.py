@@ -23,12 +23,14 @@ from torch import nn
 from . import apply, layout, limits, rendezvous, transport, wire
 from .clock import Deadline
 from .errors import (
+    FIX,
     ClosedError,
     LocalProtocolError,
     ReceiverError,
     RemoteProtocolError,
     SyncTimeoutError,
     WeightsMismatchError,
+    clip,
 )
 from .messages import ERROR, OK, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
 from .pending import ChannelPending, NetworkPending, Pending
@@ -206,8 +208,9 @@ class Receiver:
             while True:
                 item = self._channel.recv(deadline)
                 if item is None:
-                    raise SyncTimeoutError([self.id], None, hint="no Init from the sender: did the trainer call "
-                                           "sender.connect()? (INIT-5)")
+                    raise SyncTimeoutError([self.id], None, hint=f"no Init from the sender (INIT-5). {FIX}the trainer "
+                                           "must call sender.connect() within this connect(): start it, or pass a "
+                                           "longer timeout=")
                 msg, fds = item
                 self._machine.handle(msg)  # a Receive or a second Init here is SM-R-7
                 if not isinstance(msg, Heartbeat):  # ignored in new as in live (MSG-4)
@@ -244,7 +247,8 @@ class Receiver:
             detail = f"{type(e).__name__}: {e}"
             self._refuse(detail, deadline)
             raise ReceiverError(
-                [self.id], msg.version, {self.id: detail}, hint="the Init's version could not be applied (INIT-6)"
+                [self.id], msg.version, {self.id: detail}, hint=f"the Init's version could not be applied (INIT-6). "
+                f"{FIX}fix what the detail names, then make a new Receiver(...) from a new sender.handle(i) or the URL"
             ) from e
         caps = ("network",) if msg.data_plane is not None else ()
         if not self._answer(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy, capabilities=caps), deadline):
@@ -276,7 +280,8 @@ class Receiver:
             cm = self._lock.read(Deadline(timeout))
             cm.__enter__()
         except TimeoutError:
-            raise SyncTimeoutError([self.id], None, hint="an apply held the weights past the timeout") from None
+            raise SyncTimeoutError([self.id], None, hint=f"an apply held the weights past the timeout. {FIX}pass "
+                                   "reading() a longer timeout=") from None
         try:
             yield self
         finally:
@@ -317,7 +322,8 @@ class Receiver:
         try:
             got_io = self._io.acquire(timeout=-1 if left is None else left)
             if not got_io:
-                raise SyncTimeoutError([self.id], None, hint="another thread is polling this receiver")
+                raise SyncTimeoutError([self.id], None, hint=f"another thread is polling this receiver. {FIX}poll "
+                                       "from one thread, or pass poll() a longer timeout=")
             pending = self._pending
             if self.stopped or self._closing or pending is None:
                 return None
@@ -342,7 +348,8 @@ class Receiver:
             if got_io:
                 unlock(self._io)
         if status != OK:
-            raise ReceiverError([self.id], msg.version, {self.id: detail})
+            raise ReceiverError([self.id], msg.version, {self.id: detail},
+                                hint=f"{FIX}fix what the detail names (the target, say): the next version applied repairs it")
         return msg.version
 
     def close(self) -> None:
@@ -411,7 +418,7 @@ class Receiver:
 
     def _refuse(self, detail: str, deadline: Deadline) -> None:
         """Answer the Init with Ready(error, detail) and move to failed (SM-R-1)."""
-        if self._answer(Ready(self.id, None, ERROR, detail[: wire.MAX_DETAIL // 4]), deadline):
+        if self._answer(Ready(self.id, None, ERROR, clip(detail, wire.MAX_DETAIL // 4)), deadline):  # its remedy kept
             self._machine.refuse_init()
 
     def _map(self, slots: Iterable[SlotInfo], fds: list[int]) -> None:
@@ -445,7 +452,7 @@ class Receiver:
             self._apply(msg.version, msg.slot)
         except Exception as e:  # noqa: BLE001 - any failure is reported to the sender (ACK-6)
             self._version = None
-            status, detail = ERROR, f"{type(e).__name__}: {e}"[: wire.MAX_DETAIL // 4]
+            status, detail = ERROR, clip(f"{type(e).__name__}: {e}", wire.MAX_DETAIL // 4)
             log.error("receiver %d could not apply version %d: %s", self.id, msg.version, detail)
         self._answer(Ack(self.id, msg.version, status, detail))
         return status, detail

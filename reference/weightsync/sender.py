@@ -22,7 +22,7 @@ import torch
 
 from . import layout, limits, netplane, transport, wire
 from .clock import Deadline
-from .errors import LocalProtocolError, SyncTimeoutError, receivers_error
+from .errors import FIX, LocalProtocolError, SyncTimeoutError, receivers_error
 from .future import RESTART_HINT, SendFuture
 from .hub import Hub, _notify, _Peer, release_held
 from .messages import PROTOCOL_VERSION, Entry, Init, Receive, Stop
@@ -229,7 +229,8 @@ class Sender(Hub):
                     return
                 if deadline.expired():
                     raise SyncTimeoutError(connecting, self._version, hint="no Ready; did each worker start and call "
-                                           "receiver.connect() with its handle or URL? (INIT-5)")
+                                           f"receiver.connect() with its handle or URL? (INIT-5). {FIX}start it, or pass a "
+                                           "longer timeout=; sender.drop(i) gives up on it")
                 self._wait_for_events(deadline.earlier(window.closes))
 
     def send(self, weights: layout.Weights | None = None, *, workers: Iterable[int] | None = None,
@@ -509,7 +510,9 @@ class Sender(Hub):
                 blocking = sorted({i for s in full.slots for i in readers(s.id, machines)})
                 raise SyncTimeoutError(
                     blocking, None,
-                    hint=f"every one of {self._pool.max_slots} slots is held by them; nothing was published (SLOT-3)",
+                    hint=f"every one of {self._pool.max_slots} slots is held by them; nothing was published (SLOT-3). "
+                         f"{FIX}sender.drop(i) frees a stuck receiver's slots; else pass a longer timeout= or a larger "
+                         "max_slots=",
                 )
             self._wait_for_events(deadline)
 
