@@ -35,8 +35,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from . import report as reporting
 from . import timing as tm
-from .names import KNOWN_CAPABILITIES, ROLES, TIMESCALE_ENV, required_names, roles
+from .names import KNOWN_CAPABILITIES, ROLES, SPEC_DIR, TIMESCALE_ENV, required_names, roles
+from .report import RANK
 from .verdict import (
     INCONCLUSIVE,
     NOT_IMPLEMENTED,
@@ -52,7 +54,6 @@ from .verdict import (
 )
 
 ID_RE = re.compile(r"^[A-Z]+(?:-[A-Z])?-\d+$")
-SPEC_ID = re.compile(r"\*\*([A-Z]+(?:-[A-Z])?-\d+)\*\*")
 POOL_SIZE = 3
 #: The exit status of a run with no violation and at least one inconclusive test.
 INCONCLUSIVE_EXIT = 6
@@ -60,9 +61,12 @@ INCONCLUSIVE_EXIT = 6
 DEFAULT_PROCESSES = 3
 #: The environment variable that carries the calibration to xdist's worker processes.
 MEASURE_ENV = "WEIGHTSYNC_CONFORMANCE_MEASURE"
+#: Set by `python -m weightsync.conformance`: the command a report gives to run one test again.
+RUNNER_ENV = "WEIGHTSYNC_CONFORMANCE_RUNNER"
+#: The protocol version of the spec this suite checks (its title, spec/README.md).
+SPEC_VERSION = reporting.spec_version(SPEC_DIR)
 #: Program mode runs these modules only (by the role of the program); the others need the binding.
 PROGRAM_MODULES = {"receiver": ("test_receiver_wire",), "sender": ("test_sender_wire",)}
-SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
 #: How the suite starts its receiver processes: spawn (default) or forkserver (the soak: torch imported once).
 START_ENV = "WEIGHTSYNC_CONFORMANCE_START"
 #: Where --conformance-replay keeps failing examples when it names no folder.
@@ -160,7 +164,7 @@ def _read_xfails(path: str) -> tuple[frozenset[str], frozenset[str]]:
     entries = [line.partition("#")[0].strip() for line in text.splitlines()]
     entries = [e for e in entries if e]
     ids = frozenset(e for e in entries if ID_RE.match(e))
-    unknown = sorted(ids - set(_spec_ids()))
+    unknown = sorted(ids - set(spec_ids()))
     if unknown:
         raise pytest.UsageError(f"--xfails-file={path} lists requirements the spec does not define: {unknown}")
     return frozenset(e for e in entries if e not in ids), ids
@@ -310,7 +314,8 @@ def _subject_key(config) -> str:
 
 def reproduce_command(config, nodeid: str) -> str:
     """One line that runs `nodeid` again as this run did: same subject, seed, profile and timescale."""
-    parts = ["python", "-m", "pytest", nodeid, "-n", "0", f"--hypothesis-seed={config.getoption('hypothesis_seed')}",
+    runner = shlex.split(os.environ.get(RUNNER_ENV, "python -m pytest"))  # the installed suite sets its own
+    parts = [*runner, nodeid, "-n", "0", f"--hypothesis-seed={config.getoption('hypothesis_seed')}",
              f"--conformance-profile={config.getoption('--conformance-profile')}", f"--conformance-timescale={tm.SCALE:g}"]
     for opt in ("--impl", "--receiver-cmd", "--sender-cmd", "--protocol-version", "--xfails-file", "--conformance-replay"):
         value = config.getoption(opt)
@@ -336,7 +341,10 @@ def pytest_report_header(config):
     examples = f"examples drawn afresh from seed {seed} (run again with --hypothesis-seed={seed})"
     if db is not None:
         examples += f"; first replaying the {db.saved()} saved in {db.folder} (--conformance-replay)"
-    return [f"weightsync conformance: {examples}"]
+    judged = config.getoption("--protocol-version")
+    return [f"weightsync conformance: checks protocol {SPEC_VERSION}"
+            + (f", judging as {judged}" if judged != SPEC_VERSION else "") + f" (the spec: {SPEC_DIR})",
+            f"weightsync conformance: {examples}"]
 
 
 def _check_modules_fit_role(config) -> None:
@@ -569,10 +577,9 @@ def pytest_report_teststatus(report, config):
     c = getattr(report, "conformance", None)
     if c and c["outcome"] == INCONCLUSIVE:
         return "inconclusive", "i", "INCONCLUSIVE"
+    if c and c["outcome"] == NOT_IMPLEMENTED:  # one vocabulary: pytest's own lines say it too, never "skipped"
+        return "not implemented", "n", "NOT IMPLEMENTED"
     return None
-
-
-_RANK = {PASSED: 0, XPASS: 0, SKIPPED: 1, NOT_IMPLEMENTED: 2, INCONCLUSIVE: 3, XFAIL: 4, VIOLATED: 5}
 
 
 class Outcomes:
@@ -599,7 +606,7 @@ class Outcomes:
                                                   "outcome": None, "blamed": [], "reason": None})
         if report.user_properties:  # e.g. the state machine's count of examples
             t.setdefault("properties", {}).update(dict(report.user_properties))
-        if t["outcome"] is None or _RANK[outcome] > _RANK[t["outcome"]]:
+        if t["outcome"] is None or RANK[outcome] > RANK[t["outcome"]]:
             t.update(outcome=outcome, blamed=(c or {}).get("blamed", []), reason=(c or {}).get("reason"),
                      details=(c or {}).get("details"))
 
@@ -611,39 +618,17 @@ def _timing(config, nodeid: str) -> dict:
 
 
 def _table(config) -> dict[str, dict]:
-    """Requirement -> its status and the tests behind it; only the blamed IDs of a violation count as violated."""
-    per_id: dict[str, dict[str, list[str]]] = defaultdict(lambda: {k: [] for k in _RANK})
-    for nodeid, t in config._conformance_tests.items():
-        if t["outcome"] in (VIOLATED, XFAIL):
-            for i in t["blamed"]:
-                per_id[i][t["outcome"]].append(nodeid)
-            continue  # the test's other IDs were neither shown to hold nor to fail
-        for i in t["ids"]:
-            per_id[i][t["outcome"]].append(nodeid)
+    """The requirement table of this run (report.table), one-role subjects' unrun requirements included."""
     role = _role(config)
+    note = None
     if role:
         what = f"a {role} program" if _program(config) else f"a {role}-only module (API-12)"
-        for i in _spec_ids():
-            if i not in per_id:
-                per_id[i][NOT_IMPLEMENTED].append(f"(needs both roles of the binding: not run for {what})")
-    rows = {}
-    for i in sorted(per_id, key=_id_key):
-        d = per_id[i]
-        # A test that passed decides a requirement though another was inconclusive (both are counted).
-        status = next((s for s in (VIOLATED, XFAIL, PASSED, XPASS, INCONCLUSIVE, NOT_IMPLEMENTED, SKIPPED) if d[s]),
-                      SKIPPED)
-        rows[i] = {"status": status, **{k: len(v) for k, v in d.items()}, "violated_tests": d[VIOLATED],
-                   "inconclusive_tests": d[INCONCLUSIVE]}
-    return rows
+        note = f"(needs both roles of the binding: not run for {what})"
+    return reporting.table(config._conformance_tests, spec_ids(), note)
 
 
-def _spec_ids() -> list[str]:
-    return sorted({m for p in SPEC_DIR.glob("*.md") for m in SPEC_ID.findall(p.read_text())}, key=_id_key)
-
-
-def _id_key(i: str):
-    head, _, num = i.rpartition("-")
-    return (head, int(num) if num.isdigit() else 0)
+def spec_ids() -> list[str]:
+    return sorted({m for p in SPEC_DIR.glob("*.md") for m in reporting.SPEC_ID.findall(p.read_text())}, key=reporting.id_key)
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -659,9 +644,7 @@ def pytest_sessionfinish(session, exitstatus):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if hasattr(config, "workerinput"):
         return  # an xdist worker: the controlling process reports the whole run
-    rows = _table(config)
-    if not rows:
-        return
+    rows = _table(config)  # empty when no test that ran names a requirement: still reported, JSON included
     tr = terminalreporter
     program = _program(config)
     if program:
@@ -682,12 +665,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     m = config._conformance_measure
     tr.write_line(f"timescale {tm.SCALE:g} (machine load {m.get('load', 0):.1f}, round trip "
                   f"{m.get('rtt_ms', 0):.2f} ms; given {m.get('timescale_given', 1):g})")
-    tr.write_line(pytest_report_header(config)[0])
+    for line in pytest_report_header(config):
+        tr.write_line(line)
     tr.write_line("")
-    tr.write_line(f"{'requirement':<12} {'status':<16} passed violated inconclusive not-impl skipped")
-    for i, r in rows.items():
-        tr.write_line(f"{i:<12} {r['status']:<16} {r[PASSED]:>6} {r[VIOLATED]:>8} {r[INCONCLUSIVE]:>12} "
-                      f"{r[NOT_IMPLEMENTED]:>8} {r[SKIPPED]:>7}")
+    tr.write_line(reporting.LEGEND)
+    for line in reporting.table_lines(rows):
+        tr.write_line(line)
     sections: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for i, r in rows.items():
         sections[i.split("-")[0]][r["status"]] += 1
@@ -718,18 +701,28 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if xpassed:
         tr.write_line(f"listed as known gaps, yet passed ({len(xpassed)}): {', '.join(xpassed)}: take them off the "
                       "list", yellow=True)
+    texts = reporting.statements(SPEC_DIR)
     if violated:
-        tr.write_line(f"requirements violated: {', '.join(violated)}", red=True, bold=True)
+        tr.write_line(f"requirements violated: {', '.join(violated)}", red=True, bold=True)  # one line, parsed by tools
+        for line in reporting.explained(violated, texts):
+            tr.write_line(line, red=True)
     else:
         tr.write_line("requirements violated: none", green=True)
     if inconclusive:
-        tr.write_line(f"requirements inconclusive: {', '.join(inconclusive)} (exit status {INCONCLUSIVE_EXIT}; "
-                      f"re-run, or add --conformance-timescale={tm.RECHECK:g} on a busy machine)", yellow=True)
+        tr.write_line(f"requirements inconclusive: {', '.join(inconclusive)} (no test decided them; exit status "
+                      f"{INCONCLUSIVE_EXIT}; re-run, or add --conformance-timescale={tm.RECHECK:g} on a busy machine)",
+                      yellow=True)
+        for line in reporting.explained(inconclusive, texts):
+            tr.write_line(line, yellow=True)
+    if violated or inconclusive:
+        tr.write_line(f"the spec these anchors point into: {SPEC_DIR} (on the docs site: spec/)")
     path = config.getoption("--conformance-json")
     if path:
         with open(path, "w") as f:
             json.dump(
                 {
+                    "schema": reporting.SCHEMA,
+                    "spec_version": SPEC_VERSION,
                     "impl": None if program else config.getoption("--impl"),
                     "receiver_cmd": config.getoption("--receiver-cmd"),
                     "sender_cmd": config.getoption("--sender-cmd"),
@@ -745,7 +738,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                     "measure": m,
                     "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                     "outcomes": [PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED, XFAIL, XPASS],
-                    "requirements": rows,
+                    "requirements": reporting.annotate(rows, texts),
                     "tests": {n: {**t, **_timing(config, n)} for n, t in tests.items()},
                     "violated": violated,
                     "inconclusive": inconclusive,

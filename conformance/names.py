@@ -1,4 +1,9 @@
-"""The binding's names the suite relies on, in one list (API-1..API-5, API-12)."""
+"""The binding's names the suite relies on, in one list (API-1..API-5, API-12), and where the spec it checks lies."""
+
+from pathlib import Path
+
+#: The normative spec the suite reads: spec/ beside conformance/ in a checkout, weightsync/spec when installed.
+SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
 
 ERROR_NAMES = (
     "SyncTimeoutError",

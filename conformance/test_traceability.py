@@ -17,15 +17,14 @@ import inspect
 import pkgutil
 import re
 import textwrap
-from pathlib import Path
 
 import pytest
 
-import conformance
-
+from .names import SPEC_DIR as SPEC
 from .test_wire import NOT_OBSERVABLE
 
-SPEC = Path(__file__).resolve().parent.parent / "spec"
+#: This package, as it was imported: `conformance` in a checkout, `weightsync.conformance` when installed.
+SUITE = importlib.import_module(__package__)
 DEFINED = re.compile(r"\*\*([A-Z]+(?:-[A-Z])?-\d+)\*\*")
 SKIPPING_CALLS = {"skip", "xfail"}
 
@@ -118,11 +117,11 @@ def _covered_ids(fn, inherited=()) -> tuple[list[str], list[str]]:
 
 
 def _test_modules():
-    for info in pkgutil.iter_modules(conformance.__path__):
+    for info in pkgutil.iter_modules(SUITE.__path__):
         if not info.name.startswith("test_"):
             continue
         try:
-            mod = importlib.import_module(f"conformance.{info.name}")
+            mod = importlib.import_module(f"{__package__}.{info.name}")
         except pytest.skip.Exception:  # skipped at module level: it covers nothing
             continue
         yield info.name, mod

@@ -16,7 +16,6 @@ import re
 import sys
 import threading
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import msgpack
@@ -26,6 +25,7 @@ from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
 from .model import describe
+from .names import SPEC_DIR
 from .peers import (
     LENGTH,
     MAX_TO_SENDER,
@@ -505,7 +505,7 @@ VECTOR = re.compile(r"^#### (?P<name>.+?)\n\nPayload as JSON: `(?P<json>[^`]+)`\
 
 
 def spec_vector(name: str) -> bytes:
-    text = (Path(__file__).resolve().parent.parent / "spec" / "12-wire.md").read_text()
+    text = (SPEC_DIR / "12-wire.md").read_text()
     for m in VECTOR.finditer(text):
         if m["name"] == name:
             return bytes.fromhex(m["hex"].replace(" ", "").replace("\n", ""))

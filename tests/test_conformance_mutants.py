@@ -113,7 +113,7 @@ def _running_test(out: str) -> str:
     lines = [line for line in out.splitlines() if line.startswith("conformance/") and "::" in line]
     if not lines:
         return "no test had started (collection, or the session's setup)"
-    done = re.search(r" (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)\b", lines[-1])
+    done = re.search(r" (PASSED|FAILED|SKIPPED|NOT IMPLEMENTED|INCONCLUSIVE|ERROR|XFAIL|XPASS)\b", lines[-1])
     if done:
         return f"it hung after {lines[-1][:done.start()]} {done.group(1)}: in its teardown, or the session's"
     return f"it hung in {lines[-1].strip()}"
