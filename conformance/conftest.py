@@ -26,7 +26,9 @@ import os
 import random
 import re
 import shlex
+import signal
 import sys
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -267,6 +269,10 @@ def pytest_configure(config):
     from .preflight import preflight  # a program that cannot start: a usage error, before any test
     preflight(config)
     config.pluginmanager.register(Outcomes(config), "weightsync-conformance-outcomes")
+    if not hasattr(config, "workerinput") and threading.current_thread() is threading.main_thread():
+        # SIGTERM (a CI job's time limit, `timeout`, a scheduler) ends the run as Ctrl-C does: the report of
+        # what ran, the JSON included, is written before the process exits.
+        signal.signal(signal.SIGTERM, _terminated)
     if not config.getoption("--hypothesis-profile", default=None):
         settings.load_profile(f"conformance-{config.getoption('--conformance-profile')}")
     if not hasattr(config, "workerinput") and config.getoption("hypothesis_seed", default=None) is None:
@@ -285,6 +291,10 @@ def pytest_configure(config):
         settings.register_profile("conformance-replay", parent=settings.default, database=db)
         settings.load_profile("conformance-replay")
         config._conformance_replay = db
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt("SIGTERM: the run was stopped; its report covers the tests that ran")
 
 
 class ReplayDatabase(DirectoryBasedExampleDatabase):
@@ -722,6 +732,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             json.dump(
                 {
                     "schema": reporting.SCHEMA,
+                    "interrupted": exitstatus == pytest.ExitCode.INTERRUPTED,
                     "spec_version": SPEC_VERSION,
                     "impl": None if program else config.getoption("--impl"),
                     "receiver_cmd": config.getoption("--receiver-cmd"),

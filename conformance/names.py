@@ -22,7 +22,7 @@ RECEIVER_ERRORS = ("SyncTimeoutError", "ReceiverError", "ReceiverDiedError")
 #: The roles a module may implement alone (API-12); naming neither (or both) means both.
 ROLES = ("sender", "receiver")
 KNOWN_CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda", "rendezvous", "network", "pack",
-                                "hooks", "cast", *ROLES})
+                                "hooks", "cast", "wire", "drop", *ROLES})
 
 
 def roles(capabilities) -> frozenset[str]:

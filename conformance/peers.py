@@ -50,6 +50,16 @@ DATA_PLANE = ("backend", "store", "prefix", "nbytes", "timeout_ms", "lease_ms")
 HEARTBEAT = {"type": "Heartbeat"}
 
 
+def readable(fileobj, bound: float) -> bool:
+    """Whether `fileobj` (a socket, a pipe, a descriptor) has bytes or an end of file within `bound` seconds.
+
+    poll(2), not select(2): select() refuses descriptor numbers past 1,024, which a process that holds many
+    slots' descriptors reaches."""
+    p = select.poll()
+    p.register(fileobj, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(p.poll(max(0.0, bound) * 1000.0))
+
+
 class PeerClosed(Exception):
     """The implementation closed its end of the channel."""
 
@@ -148,7 +158,7 @@ class WireSocket:
 
     def _read(self, bound: float) -> bool:
         """Reads once, waiting at most `bound`; False on timeout; PeerClosed at end of file."""
-        if not select.select([self.sock], [], [], bound)[0]:
+        if not readable(self.sock, bound):
             return False
         data, anc, flags, _ = self.sock.recvmsg(self.chunk, socket.CMSG_SPACE(256 * 4))
         for level, kind, raw in anc:
@@ -389,7 +399,7 @@ class ScriptedSender:
         `drop`: "before Hello" or "after Join" closes the connection there and returns None, as a sender that
         bounds its joins under way, or runs one out of time, does (RDV-6)."""
         bound = tm.BOUND if bound is None else bound
-        if not select.select([self.sock], [], [], bound)[0]:
+        if not readable(self.sock, bound):
             raise HarnessError(f"no receiver connected within {bound:.1f} s")
         conn, _ = self.sock.accept()
         if drop == "before Hello":

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shlex
 import signal
 import subprocess
@@ -30,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from . import timing as tm
+from .peers import readable
 
 #: How many of the last lines of the program's standard error (and output) the usage error shows.
 TAIL_LINES = 20
@@ -75,13 +75,13 @@ def check(role: str, cmd: str, bound: float) -> str | None:
 
 def _joined(peer, proc) -> bool:
     """The receiver program connected to the scripted sender (a join pending on its socket)."""
-    return bool(select.select([peer.sock], [], [], 0.05)[0])
+    return readable(peer.sock, 0.05)
 
 
 def _printed(proc) -> bool | None:
     """The sender program wrote to its output: True; closed it without a byte: None (it exited, or will)."""
     fd = proc.stdout.fileno()
-    if not select.select([fd], [], [], 0.05)[0]:
+    if not readable(fd, 0.05):
         return False
     return True if os.read(fd, 4096) else None
 

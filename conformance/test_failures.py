@@ -291,6 +291,7 @@ def test_one_deadline_covers_the_slot_wait_and_the_ack_wait(rigs, ws):
 
 
 @pytest.mark.req("API-9", "SEC-5", "SLOT-3", "LIFE-2", "SM-R-3")
+@pytest.mark.needs("drop")
 def test_drop_frees_the_slots_a_silent_receiver_pins(rigs, ws):
     """Receiver 0 takes Receives and never answers (a reading() block that does not end): once it
     pins every slot, sends to receiver 1 time out naming it (SLOT-3); drop(0) cuts it off, its
@@ -395,6 +396,7 @@ def test_receivers_that_fail_within_a_second_of_each_other_are_named_together(ri
 
 
 @pytest.mark.req("API-9", "INIT-4")
+@pytest.mark.needs("drop")
 def test_drop_of_a_receiver_not_connected_yet_changes_nothing(rigs, ws):
     """drop(1) before receiver 1 ever connected changes nothing: no Stop, no closed channel; its worker then
     connects with its handle and gets the next send."""

@@ -522,7 +522,7 @@ def _quietly(ws, fn, *args):
 
 
 @pytest.mark.req("LIFE-9", "LIFE-4", "LIFE-5")
-@pytest.mark.parametrize("side", ["sender", "receiver"])
+@pytest.mark.parametrize("side", ["sender", pytest.param("receiver", marks=pytest.mark.needs("pull"))])
 def test_an_interrupt_at_any_line_leaves_close_bounded(ws, side):
     """KeyboardInterrupt raised at lines spread over the implementation's calls (its package, in this
     thread): close() of both ends then returns within the reaction bound, and the closed sender refuses

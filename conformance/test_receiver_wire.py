@@ -38,6 +38,10 @@ from .peers import (
 )
 from .verdict import HarnessError, TooSlow, in_time
 
+#: The binding's Receiver here joins the scripted sender by URL and speaks the wire profile in push mode
+#: (a receiver program, --receiver-cmd, is judged by its wire alone: program mode runs these whatever it declares).
+pytestmark = pytest.mark.needs("wire", "rendezvous", "push")
+
 
 def answer_bound() -> float:
     """How long a receiver program may take to answer."""

@@ -50,7 +50,7 @@ from .test_receiver_wire import ARRAYS, answer_bound, start_bound
 from .verdict import HarnessError, Inconclusive, TooSlow, in_time
 
 #: Receivers join by URL: a sender-only module without `rendezvous` has no way in for them.
-pytestmark = pytest.mark.needs("rendezvous")
+pytestmark = pytest.mark.needs("rendezvous", "wire")
 RECEIVERS = 2
 #: Arrays of a megabyte and more, so that a slot write takes long enough to be seen.
 LARGE = [("big", "float32", (512, 1024)), ("small", "int8", (3,)), ("bias", "bfloat16", (300_000,))]

@@ -44,6 +44,9 @@ from .peers import (
 from .rig import check_receiver_error, expect_error, waited
 from .verdict import TooSlow, in_time
 
+#: Every test here reads or writes the channel's bytes through `handle.fileno()`.
+pytestmark = pytest.mark.needs("wire")
+
 #: Requirements no test can check through the binding and the wire, with the reason.
 NOT_OBSERVABLE: dict[str, str] = {}  # each of the four of protocol 1.0 now has a scripted-peer test
 GOOD = 2  # real receivers beside the scripted one
@@ -899,6 +902,7 @@ def test_a_ready_ok_of_another_major_version_is_a_violation(ws, rigs, closing):
 
 
 @pytest.mark.req("API-9", "SEC-5")
+@pytest.mark.needs("drop")
 def test_drop_sends_stop_then_closes_the_channel(rigs, ws):
     """drop(k) of a live receiver whose channel has room: the next frame on its channel is Stop, then the
     channel ends (API-9); the other receivers are served as before."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +52,28 @@ def test_a_module_missing_a_name_of_the_binding_is_a_usage_error(tmp_path):
     err = r.stderr + r.stdout
     assert "--impl=halfdone does not expose the weightsync binding: missing Receiver" in err, err[-2000:]
     assert "Traceback" not in err
+
+
+def test_a_run_stopped_by_sigterm_still_writes_its_report(tmp_path):
+    """SIGTERM (a CI job's time limit, `timeout`) ends the run as Ctrl-C does: the JSON of what ran is written."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    report = tmp_path / "report.json"
+    proc = subprocess.Popen([sys.executable, "-m", "weightsync.conformance", "--impl=weightsync", "-n", "0", "-v",
+                             "test_traceability.py", "test_state_machine.py::test_protocol_state_machine",
+                             f"--conformance-json={report}"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    out = []
+    try:
+        for line in proc.stdout:  # stopped once the first test has passed: the others are still to run
+            out.append(line)
+            if " PASSED" in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    out.append(rest)
+    data = json.loads(report.read_text())
+    assert data["interrupted"] is True, "".join(out)[-2000:]
+    ran = [n for n, t in data["tests"].items() if t["outcome"] == "passed"]
+    assert ran and len(ran) < 1 + 5, (ran, "".join(out)[-2000:])  # what ran, not the 6 tests asked for

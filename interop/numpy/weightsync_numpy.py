@@ -54,7 +54,7 @@ import msgpack
 import numpy as np
 
 PROTOCOL_VERSION = "1.1"
-CAPABILITIES = frozenset({"push", "pull", "zero_copy", "rendezvous"})
+CAPABILITIES = frozenset({"push", "pull", "zero_copy", "rendezvous", "wire"})
 REACTION = 10.0                       # the spec's reaction bound, seconds
 MAX_IN, MAX_OUT, MAX_STR = 64 << 20, 1 << 16, 4096   # WIRE-2, WIRE-3
 MAX_BEFORE_PROOF = 8 << 10   # RDV-9: what a join reads before the sender proved the secret
