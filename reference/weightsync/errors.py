@@ -56,10 +56,12 @@ def remedy_of(causes: Iterable[str]) -> str:
 
 
 class WeightSyncError(Exception):
-    """Base of every error this package raises on purpose.
+    """Base of every error this package raises on purpose: `except weightsync.WeightSyncError`.
 
-    A class whose errors the caller fixes the same way wherever they are raised has
-    a `remedy`, which its message ends with; the others name theirs where they are raised.
+    Every message says what happened and, when the caller can fix it, ends with
+    "Fix: " and the call that fixes it. A class whose errors are fixed the same way
+    wherever they are raised has a `remedy`, which its message ends with; the others
+    name theirs where they are raised.
     """
 
     remedy = ""
@@ -72,18 +74,26 @@ class WeightSyncError(Exception):
 
 
 class ProtocolError(WeightSyncError):
-    """A call or a message that is illegal in the current state (spec: SM-*)."""
+    """A call or a message that is illegal in the current state: a LocalProtocolError or a RemoteProtocolError."""
 
 
 class LocalProtocolError(ProtocolError):
-    """The caller made a call that the current state does not allow; nothing changed."""
+    """The caller made a call that the current state does not allow; nothing changed.
+
+    For example `poll()` on a push receiver, `url(i)` on a sender that does not listen, or
+    `handle(i)` for a receiver that is connected.
+    """
 
 
 class RemoteProtocolError(ProtocolError):
     """A peer sent what the protocol forbids: names the state, the event and the requirement.
 
-    `peer` is the receiver id on the sender's side, None on a receiver's side
-    (its peer is the sender).
+    Attributes:
+        state (str): the state the message arrived in, as the spec's state machines name it.
+        event (str): the message or event that broke the protocol.
+        requirement (str): the ID of the requirement it broke, such as "WIRE-3".
+        peer (int | None): the receiver id on the sender's side; None on a receiver's side,
+            whose peer is the sender.
     """
 
     def __init__(self, text: str, *, state: str = "", event: str = "", requirement: str = "", peer: int | None = None):
@@ -108,20 +118,32 @@ def _rebuild_remote(text: str, state: str, event: str, requirement: str, peer: i
 
 
 class ClosedError(WeightSyncError):
-    """A call on a Sender or Receiver that was closed, or a wait that close() interrupted (LIFE-6)."""
+    """A call on a Sender or Receiver that was closed, or a wait that close() interrupted (LIFE-6).
+
+    Also raised by `receiver.connect()` when the sender closed or is gone before the
+    handshake.
+    """
 
     remedy = "a closed one stays closed: make a new Sender(...), or a new Receiver(...) from a live sender's handle or URL"
 
 
 class RefusedError(WeightSyncError, PermissionError):
-    """The sender refused a receiver that joined by URL: unknown id, wrong secret, or the id is live (RDV-4)."""
+    """The sender refused a receiver that joined by URL: unknown id, wrong secret, or the id is live (RDV-4).
+
+    Also a `PermissionError`.
+    """
 
     remedy = ("join with the URL sender.url(i) returned, unchanged (its id and secret); a live id first needs "
               "its old process gone or sender.drop(i)")
 
 
 class WeightsMismatchError(WeightSyncError, ValueError):
-    """Weights that do not match the manifest; nothing was written (BAD-*)."""
+    """Weights that do not match the manifest (names, dtypes, shapes, devices); nothing was written.
+
+    Raised by a send given such weights, before any byte of any slot changes and without
+    using a version, and by `receiver.connect()` for a target that does not match. Also a
+    `ValueError`.
+    """
 
 
 class _ReceiversError(WeightSyncError):
@@ -167,21 +189,51 @@ def _rebuild(cls: type[_ReceiversError], workers: list[int], version: int | None
 
 
 class SyncTimeoutError(_ReceiversError, TimeoutError):
-    """Receivers did not answer within the timeout (SEND-2), or the call could not proceed in time."""
+    """Receivers did not answer within the timeout (SEND-2), or the call could not proceed in time.
+
+    Also a `TimeoutError`. The receivers named may still ack: `future.wait()` again.
+    With no receiver named, another thread held the sender past the timeout.
+
+    Attributes:
+        workers (list[int]): the ids of every receiver at fault, sorted.
+        version (int | None): the version concerned, or None when nothing was published.
+        details (dict[int, str]): receiver id -> what happened to it, in words.
+        causes (dict[int, str]): receiver id -> "error", "violation", "died" or "timeout".
+    """
 
     reason = "did not answer in time"
     default_cause = TIMEOUT
 
 
 class ReceiverError(_ReceiversError):
-    """Receivers reported that they could not apply a version, or broke the protocol (ACK-6, SM-S-9)."""
+    """Receivers reported that they could not apply a version, or broke the protocol (ACK-6).
+
+    A receiver that reported an error (cause "error") is repaired by the next send that
+    it applies; one that broke the protocol (cause "violation") was cut off.
+
+    Attributes:
+        workers (list[int]): the ids of every receiver at fault, sorted.
+        version (int | None): the version concerned, or None when nothing was published.
+        details (dict[int, str]): receiver id -> what happened to it, in words.
+        causes (dict[int, str]): receiver id -> "error", "violation", "died" or "timeout".
+    """
 
     reason = "reported an error"
     default_cause = ANSWERED_ERROR
 
 
 class ReceiverDiedError(_ReceiversError):
-    """Receivers whose channel ended (the process exited or closed) or whose lease expired (SEND-3)."""
+    """Receivers whose channel ended (the process exited or closed) or whose lease expired (SEND-3).
+
+    Noticed from the end of the channel, not after a timeout. Restart one with
+    `sender.handle(i)` or its URL, then `sender.connect(workers=[i])`.
+
+    Attributes:
+        workers (list[int]): the ids of every receiver at fault, sorted.
+        version (int | None): the version concerned, or None when nothing was published.
+        details (dict[int, str]): receiver id -> what happened to it, in words.
+        causes (dict[int, str]): receiver id -> "error", "violation", "died" or "timeout".
+    """
 
     reason = "are gone"
     default_cause = DIED

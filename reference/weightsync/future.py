@@ -26,7 +26,17 @@ RESTART_HINT = FIX + RESTART
 
 @dataclass(frozen=True)
 class SendFigures:
-    """What one send cost, as far as it is known (API-11): final once the future is done."""
+    """What one send cost, as far as it is known: `future.figures`, final once the future is done (API-11).
+
+    Attributes:
+        version: the version sent.
+        nbytes: bytes written into slots for it.
+        publish_s: seconds from the call to its publication: checks, copies, the Receive to
+            each target.
+        answered_s: per target that answered, seconds from publication to its answer.
+        causes: per target that answered, "ok" or its failure cause ("error", "violation",
+            "died", "timeout").
+    """
 
     version: int
     nbytes: int  # bytes written into slots for this version
@@ -36,8 +46,16 @@ class SendFigures:
 
 
 class SendFuture:
-    """The outcome of one send per targeted receiver: `wait()` for all of them, `done()` to look,
-    `add_done_callback()` or `await` to be told (API-11)."""
+    """One published version and each target's answer, from `sender.send_async()` (SEND-5).
+
+    `wait()` for every answer, `done()` to look without waiting, `add_done_callback()` to
+    be called, or, in asyncio, `await future`, which gives what `wait()` gives without
+    blocking the event loop (bound it with `asyncio.wait_for`).
+
+    Attributes:
+        version (int): the published version.
+        workers (list[int]): the targeted receiver ids.
+    """
 
     def __init__(self, version: int, workers: list[int], refresh: Callable[[], None],
                  wait: Callable[[SendFuture, Deadline], int], nbytes: int = 0):
@@ -70,15 +88,15 @@ class SendFuture:
         """The version once every target acked it ok; else the error of SEND-2. May be called again.
 
         Args:
-            timeout: seconds to wait for the answers; None waits without bound.
+            timeout: seconds to wait for the answers; None (the default) waits without bound.
 
         Returns:
             The future's version.
 
         Raises:
-            ReceiverError, ReceiverDiedError: one error naming every target at fault (SEND-2, SEND-7).
+            ReceiverError, ReceiverDiedError: one error naming every target at fault, with its cause.
             SyncTimeoutError: targets that did not answer in time, named; they may still ack: wait again.
-            ClosedError: the sender closed before every target answered (LIFE-8).
+            ClosedError: the sender closed before every target answered.
         """
         if self._complete:  # every answer is known (close() may have settled the rest): no need of the sender (LIFE-8)
             error = self._error(timed_out=False)
@@ -138,8 +156,15 @@ class SendFuture:
                            {w: c for w, (c, _) in self._outcome.items()})
 
     def add_done_callback(self, fn: Callable[[SendFuture], Any]) -> None:
-        """Calls fn(self) once wait()'s outcome is decided, from a thread of the binding, never under the
-        sender's lock; at once, in this thread, if the callbacks already ran (API-11)."""
+        """Call `fn(future)` once, as soon as the outcome of `wait()` is decided (API-11).
+
+        `fn` runs in a thread of the binding, never under the sender's lock, so it may call
+        the sender; `future.wait(0)` then gives the outcome. Added after the callbacks ran,
+        `fn` is called at once, in this thread. An exception from `fn` is logged.
+
+        Args:
+            fn: called with this future.
+        """
         with self._calls:
             pending = self._callbacks
             if pending is not None:

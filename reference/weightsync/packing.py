@@ -85,10 +85,20 @@ class Packed(Mapping[str, torch.Tensor]):
 
 
 def pack(weights: layout.Weights) -> Packed:
-    """Re-homes the tensors of `weights` (an nn.Module, a TensorDict or a mapping) into one buffer (API-8).
+    """Re-homes the tensors of `weights` into one buffer laid out like a slot (API-8).
 
-    The tensors keep their values and their Python identity; pass the result to
-    `Sender` (as its weights, or to a send) or to `Receiver` as its target.
+    The tensors keep their values and their Python identity (optimizers and hooks keep working); pass the
+    result to `Sender` (as its weights, or to a send) or to `Receiver` as its target.
+
+    Args:
+        weights: what a `Sender` accepts: an `nn.Module`, a TensorDict or a mapping of names to tensors.
+
+    Returns:
+        Packed: the same weights, now views of one buffer; sends of it copy that buffer in one copy.
+
+    Raises:
+        ValueError: tied tensors (one tensor under two names).
+        NotImplementedError: tensors on several devices.
     """
     flat = layout.flatten(weights, detach=False)
     if len({id(t) for t in flat.values()}) != len(flat):

@@ -49,28 +49,31 @@ _CLOSED_HANDLE = ("handle({}) is closed; ask the sender for a new one (LIFE-2). 
 class Receiver:
     """Holds one version of the sender's weights in `target` (or in tensors of its own).
 
-    mode="push" applies each new version from a background thread at a safe
-    point (outside every `reading()` block); mode="pull" applies only inside
-    `poll()`. With zero_copy=True the weights are read-only views of the
-    sender's slot instead of copies (ZC-1..ZC-3).
+    `mode="push"` applies each new version from a background thread, between two
+    `reading()` blocks; `mode="pull"` applies only inside `poll()`. With `zero_copy=True`
+    the weights are read-only views of the sender's slot instead of copies. Use it as a
+    context manager: leaving the block calls `close()`.
 
     Args:
-        handle: `sender.handle(i)`, passed to this process once (CON-2, CON-3), or `sender.url(i)`.
-        target: where the weights go: an `nn.Module`, a TensorDict, a mapping name -> tensor or a
-            `Packed`, matching the sender's names, dtypes, shapes and device (INIT-3); None keeps
-            tensors of the receiver's own.
-        mode: "push" or "pull".
-        zero_copy: view the sender's slot instead of copying (target None or a module).
-        on_apply: called with each version applied, after its ack (API-11).
+        handle: `sender.handle(i)`, passed to this process once, or the URL `sender.url(i)`.
+        target: where the weights go: an `nn.Module`, a TensorDict, a mapping name -> tensor
+            or what `pack()` returned, matching the sender's names, dtypes, shapes and slot
+            device; None (the default) keeps tensors of the receiver's own.
+        mode: "push" (the default) or "pull".
+        zero_copy: view the sender's slot instead of copying; `target` must be None or an
+            `nn.Module`. Default False.
+        on_apply: called with each version applied and acked, in the thread that applied
+            it, outside the apply's lock. Default None.
 
     Attributes:
-        failure: the error that stopped a push receiver, or None.
+        failure (BaseException | None): the error that stopped a push receiver (its apply
+            thread), or None.
 
     Raises:
-        ValueError: a bad mode, a zero-copy target that is not a module, or a malformed URL (RDV-1).
-        LocalProtocolError: a handle consumed by connect(), pickled away (CON-3) or inherited by
-            fork (CON-2).
-        TypeError: neither a handle nor a URL.
+        ValueError: a bad mode, a zero-copy target that is not a module, or a malformed URL.
+        LocalProtocolError: a handle consumed by connect(), already given to another
+            process, or inherited by fork.
+        TypeError: neither a handle nor a URL, or an `on_apply` that is not callable.
     """
 
     def __init__(self, handle: Handle | str, target: layout.Weights | None = None, *, mode: str = "push",
@@ -159,11 +162,18 @@ class Receiver:
 
     @property
     def closed(self) -> bool:
+        """True once `close()` was called (LIFE-5)."""
         return self._machine.state is ReceiverState.CLOSED
 
     @property
     def weights(self) -> MappingProxyType[str, torch.Tensor]:
-        """Name -> tensor of the version this receiver holds (read it inside reading() in push mode)."""
+        """A read-only mapping name -> tensor of the version this receiver holds.
+
+        In push mode, read it inside `reading()`, where it holds still.
+
+        Raises:
+            LocalProtocolError: before `connect()`.
+        """
         strategy, init = self._strategy, self._init
         if strategy is None or init is None:
             raise LocalProtocolError("no weights before connect() (SM-R)")
@@ -179,16 +189,17 @@ class Receiver:
         Ready(error) before it is raised, so the sender's connect fails at once.
 
         Args:
-            timeout: seconds for the whole handshake, the join by URL included; None waits without bound.
+            timeout: seconds for the whole handshake, the join by URL included; None (the
+                default) waits without bound.
 
         Returns:
-            The version applied: the sender's latest (LIFE-1).
+            The version applied: the sender's latest.
 
         Raises:
-            WeightsMismatchError: the target does not match the manifest (INIT-3).
-            RemoteProtocolError: another protocol version or receiver id (INIT-2, MSG-2).
-            ReceiverError: applying the version failed (INIT-6).
-            RefusedError: a join by URL the sender refused (RDV-3).
+            WeightsMismatchError: the target does not match the sender's weights.
+            RemoteProtocolError: another protocol major version, or another receiver id.
+            ReceiverError: applying the version failed.
+            RefusedError: a join by URL the sender refused.
             SyncTimeoutError: no Init in time.
             ClosedError: the sender closed first, or this receiver is closed.
         """
@@ -267,9 +278,17 @@ class Receiver:
 
     @contextmanager
     def reading(self, timeout: float | None = None) -> Iterator[Receiver]:
-        """A block in which the weights do not change: applies wait until it ends (CONS-2).
+        """A block in which the weights do not change: `with receiver.reading(): ...` (CONS-2).
 
-        It waits while an apply runs or waits; `timeout` bounds that wait.
+        Applies wait until the block ends; entering it waits while an apply runs or waits
+        to run.
+
+        Args:
+            timeout: seconds to wait for that apply; None (the default) waits without bound.
+                After it, the block does not run.
+
+        Returns:
+            ContextManager[Receiver]: use it in a `with` statement.
 
         Raises:
             SyncTimeoutError: an apply held the weights past `timeout`.
@@ -295,17 +314,20 @@ class Receiver:
     def poll(self, timeout: float | None = 0.0) -> int | None:
         """Pull mode: apply the newest pending version and return it, or None if none came (CONS-3).
 
-        `timeout` bounds the wait for a version and for readers in other threads to
-        leave their `reading()` blocks; a version they hold back stays pending and the
-        next poll() applies it.
+        A version that readers in other threads hold back past `timeout`, inside their
+        `reading()` blocks, stays pending, and the next poll() applies it.
+
+        Args:
+            timeout: seconds to wait for a version and for readers in other threads; 0 (the
+                default) does not wait; None waits without bound.
 
         Returns:
             The version applied, or None.
 
         Raises:
-            ReceiverError: the apply failed (the sender's send fails too, ACK-6), or the
-                target no longer matches (ACK-7).
-            LocalProtocolError: a push receiver, before connect(), or inside `reading()` (CONS-3).
+            ReceiverError: the apply failed (the sender's send fails too), or the target no
+                longer matches the sender's weights.
+            LocalProtocolError: a push receiver, before connect(), or inside `reading()`.
             SyncTimeoutError: another thread is polling.
             ClosedError: the receiver is closed.
         """

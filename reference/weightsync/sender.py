@@ -41,39 +41,40 @@ DeviceLike: TypeAlias = str | int | torch.device
 
 
 class Sender(Hub):
-    """Publishes versions of `weights` to `num_workers` receivers.
+    """Publishes versions of `weights` to `num_workers` receivers, and waits for their acks.
 
-    The sender copies the weights into slots of its own; the caller's tensors
-    are never shared or aliased (CONS-4). Receivers that share a slot device
-    (`devices`, CUDA-1) share one group of slots, and `max_slots` (at least 2,
-    default `num_workers + 2`, but 3 for a model above 1 GiB) and `max_slot_bytes`
-    bound each group, not the total (SLOT-3).
-    Its calls may be made from several threads (API-7). With `listen` (an address
-    such as "unix:@name" or "tcp://host:0") receivers may also join by `url(i)`
-    (RDV-*); a helper thread answers joins even while none of its calls runs (RDV-6).
-    Over TCP, `lease`, `heartbeat` and `transfer_timeout` (seconds) set how long a silent
-    worker is waited for, how often the trainer speaks, and the bound of one transfer (API-10).
-    `dtypes` gives receivers slots in another floating dtype (an fp32 trainer, bf16 workers):
-    a dtype for all, one per receiver, or a function of the id; None leaves one as it is (LAYOUT-3).
+    The sender copies the weights into slots of its own, so the caller's tensors are
+    never shared and training goes on while workers read (CONS-4). Receivers that share
+    a slot device share one group of slots. Every call may be made from any thread, and
+    every wait is bounded by the call's timeout (API-7). Use it as a context manager:
+    leaving the block calls `close()`, which stops every receiver.
 
     Args:
-        weights: an `nn.Module`, a TensorDict or a mapping name -> tensor (or `pack()`'s result),
-            all on one device; version 0 is these values.
-        num_workers: how many receivers, with ids 0 .. num_workers - 1 (ROLE-1).
-        devices: the slot device of each receiver: a sequence, a function of the id, or None for
-            the weights' device (CUDA-1).
-        ctx: the multiprocessing context the workers are started with; fork is refused (CON-2).
-        max_slots: slots per slot device (SLOT-3).
-        listen: "unix:@NAME" or "tcp://HOST:PORT" to let workers join by URL (RDV-1).
-        lease: seconds a silent TCP worker is waited for (API-10).
-        heartbeat: seconds the trainer stays silent on a TCP channel before it says Heartbeat.
-        transfer_timeout: seconds one TCP transfer may take.
-        max_slot_bytes: bytes of slots per slot device (SLOT-3).
-        dtypes: slot dtypes per receiver (LAYOUT-3).
+        weights: an `nn.Module` (its `state_dict()`), a TensorDict, a mapping name -> tensor,
+            or what `pack()` returned; all on one device. Version 0 is these values.
+        num_workers: how many receivers, with ids `0 .. num_workers - 1`.
+        devices: the slot device of each receiver (where the weights it reads live): a
+            sequence indexed by receiver id, a function of the id, or None for the weights'
+            own device.
+        ctx: the multiprocessing context the workers are started with (spawn or forkserver;
+            a fork context is refused).
+        max_slots: slots per slot device, at least 2. None: `num_workers + 2`, or 3 for a
+            model above 1 GiB.
+        listen: "unix:@NAME", "unix:PATH" or "tcp://HOST:PORT" (port 0 picks one): workers
+            may then also join by `url(i)`, from other processes or, over TCP, other hosts.
+        lease: seconds a silent TCP worker is waited for before it is named gone. Default 5 s.
+        heartbeat: seconds the trainer stays silent on a TCP channel before it sends a
+            heartbeat; less than `lease`. Default 1 s.
+        transfer_timeout: seconds one TCP transfer of a version may take. Default 60 s.
+        max_slot_bytes: bytes of slots per slot device, at least two slots' worth; it lowers
+            `max_slots` to what it holds. None: no bound beyond `max_slots`.
+        dtypes: slots in another floating dtype for the receivers that ask (an fp32 trainer,
+            bf16 workers): one dtype for all, a sequence per receiver, or a function of the
+            id; None keeps the weights' dtypes.
 
     Raises:
-        ValueError: weights the wire cannot carry (SEC-7), a bad count, device, dtype, bound or
-            time, or a fork context.
+        ValueError: weights the wire cannot carry, a bad count, device, dtype, bound or time,
+            or a fork context.
         NotImplementedError: weights on several devices.
     """
 
@@ -138,6 +139,7 @@ class Sender(Hub):
 
     @property
     def closed(self) -> bool:
+        """True once `close()` was called (LIFE-4)."""
         return self._closed
 
     @property
@@ -149,6 +151,12 @@ class Sender(Hub):
         """What a process needs to join as receiver `i`: address, id and its secret (RDV-1, RDV-2).
 
         Keep it as secret as the weights: it lets its holder be receiver `i`.
+
+        Args:
+            i: the receiver id, `0 .. num_workers - 1`.
+
+        Returns:
+            The URL to pass to `Receiver(url)`.
 
         Raises:
             ValueError: `i` is not a receiver id.
@@ -166,9 +174,15 @@ class Sender(Hub):
 
         Pass it to one worker process, as an argument of a spawn or forkserver `Process`.
 
+        Args:
+            i: the receiver id, `0 .. num_workers - 1`.
+
+        Returns:
+            The handle to pass to `Receiver(handle)` in that process.
+
         Raises:
             ValueError: `i` is not a receiver id.
-            LocalProtocolError: receiver `i` is connected (LIFE-3).
+            LocalProtocolError: receiver `i` is connected.
             ClosedError: the sender is closed.
         """
         with self._locked(_FOREVER):
@@ -191,8 +205,8 @@ class Sender(Hub):
         A named receiver that is already live is left as it is.
 
         Args:
-            timeout: seconds for the whole handshake; None waits without bound (INIT-5).
-            workers: the receiver ids to connect.
+            timeout: seconds for the whole handshake; None (the default) waits without bound.
+            workers: the receiver ids to connect; None for every one not yet connected.
 
         Raises:
             SyncTimeoutError: receivers that sent no Ready in time, named.
@@ -240,18 +254,19 @@ class Sender(Hub):
         Args:
             weights: the values to publish (like the constructor's, same names, dtypes and shapes);
                 None publishes the sender's own weights as they are now.
-            workers: the receiver ids to send to; None sends to all (SEND-6).
-            timeout: seconds for the wait for a free slot and for the acks together.
+            workers: the receiver ids to send to; None (the default) sends to all.
+            timeout: seconds for the wait for a free slot and for the acks together; None (the
+                default) waits without bound.
 
         Returns:
             The version published.
 
         Raises:
             ReceiverError, ReceiverDiedError, SyncTimeoutError: one error naming every target at
-                fault, with its cause (SEND-2, SEND-7); a SyncTimeoutError with `.version` None
-                published nothing (SLOT-3).
+                fault, with its cause; a SyncTimeoutError with `.version` None published nothing
+                (no slot became free in time).
             WeightsMismatchError, ValueError: weights or workers that do not fit; nothing is
-                published (BAD-*, SEND-6).
+                published.
             ClosedError: the sender is closed.
         """
         deadline = Deadline(timeout)
@@ -266,7 +281,8 @@ class Sender(Hub):
         Args:
             weights: as for `send()`.
             workers: as for `send()`.
-            timeout: seconds for the wait for a free slot only (SLOT-3).
+            timeout: seconds for the wait for a free slot only; None (the default) waits
+                without bound. `wait()` on the future bounds the wait for acks.
 
         Returns:
             A SendFuture: `wait()`, `done()`, `add_done_callback()`, `await`, `figures`.
@@ -284,8 +300,12 @@ class Sender(Hub):
 
         The versions pending on it fail with ReceiverDiedError, the slots it pinned are
         free for the next send, and `handle(i)` or its URL restarts it. A receiver that is
-        not connecting or live is left as it is. `timeout` bounds only the wait for
-        another thread to leave the sender.
+        not connecting or live is left as it is.
+
+        Args:
+            i: the receiver id, `0 .. num_workers - 1`.
+            timeout: seconds to wait for another thread to leave the sender; None (the
+                default) waits without bound.
 
         Raises:
             ValueError: `i` is not a receiver id.

@@ -238,7 +238,7 @@ class WeightsyncScheme(WeightSyncScheme):
     # ---- both --------------------------------------------------------------------------
 
     def shutdown(self) -> None:
-        """Closes this side's sender or receiver; idempotent, safe from __del__ and at exit."""
+        """Closes this side's sender or receiver; idempotent, safe from `__del__` and at exit."""
         sender, self._sender = getattr(self, "_sender", None), None
         receiver, self._receiver = getattr(self, "_receiver", None), None
         try:
