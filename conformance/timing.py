@@ -38,6 +38,14 @@ EARLY = 0.05
 FRAME_BOUND = 10.0
 #: The factor of a re-check: a failure that is only about time is run again at this many times the bounds.
 RECHECK = 3.0
+#: A test's wall time at timescale 1 before the suite calls it hung (a test may ask for more with
+#: @pytest.mark.timeout); `budget` scales it and makes room for the re-check.
+TEST_BUDGET = 60.0
+
+
+def budget(base: float = TEST_BUDGET) -> float:
+    """The most a test may take, setup, re-check and teardown included, before it counts as a hang."""
+    return base * SCALE * (1.0 + RECHECK)
 
 SCALE = 1.0
 T = SHORT = TIMED = SLACK = REACTION = BOUND = START_BOUND = 0.0

@@ -160,8 +160,15 @@ def _judge_one(e: BaseException, timeout_types: tuple[type, ...], packages: froz
         return Judgement(INCONCLUSIVE, (), _text(e))
     if isinstance(e, TooSlow) or (timeout_types and isinstance(e, timeout_types)):
         return Judgement("timing", tuple(named(text)), _text(e))
-    if type(e).__name__ == "Failed" and text.startswith("Timeout"):  # pytest-timeout
-        return Judgement("timing", (), _text(e))
+    if type(e).__name__ == "Failed" and text.startswith("Timeout"):
+        # pytest-timeout at the suite's budget for the test (timing.budget): the re-check had its room inside it,
+        # so this is a hang, judged where it happened.
+        call = implementation_call(e, packages)
+        if call is not None:
+            return Judgement(VIOLATED, (call,), f"{call} violated: the implementation's call never returned: the test "
+                                                f"ran past the suite's budget for it inside that call ({_text(e)})")
+        return Judgement(INCONCLUSIVE, (), f"the test ran past the suite's budget for it outside any call of the "
+                                           f"implementation (the suite's own wait hung: {_text(e)})")
     ids = named(text)
     if ids:
         return Judgement(VIOLATED, tuple(ids), _text(e))

@@ -147,3 +147,27 @@ def test_a_second_miss_is_a_violation_unless_the_machine_measured_after_it_is_fa
         assert "missed again when re-checked at timescale 3" in str(e) and "the first run: HarnessError" in str(e)
     e = missed_again(reason, "HarnessError: slow", 3.0, tm.scale_for(starved), starved)
     assert judge(e).kind == INCONCLUSIVE and "load 40.0" in str(e) and "INIT-4" in str(e), e
+
+
+def test_a_test_past_its_budget_is_a_hang_judged_where_it_hung():
+    """pytest-timeout at the suite's budget (re-check included): inside an implementation's call, a violation of
+    that call's requirement; in the suite's own wait, inconclusive. Never re-checked as a mere matter of time."""
+    from _pytest.outcomes import Failed
+
+    namespace = {"__name__": "fakeimpl.sender", "Failed": Failed}
+    exec("class Sender:\n    def send(self):\n        raise Failed('Timeout (>240.0s) from pytest-timeout.')\n",
+         namespace)
+    with pytest.raises(Failed) as inside:
+        namespace["Sender"]().send()
+    j = judge(inside.value, packages=frozenset({"fakeimpl"}))
+    assert (j.kind, j.ids) == (VIOLATED, ("SEND-1",)) and "never returned" in j.reason, j
+    with pytest.raises(Failed) as outside:
+        raise Failed("Timeout (>240.0s) from pytest-timeout.")
+    j = judge(outside.value, packages=frozenset({"fakeimpl"}))
+    assert j.kind == INCONCLUSIVE and "outside any call of the implementation" in j.reason, j
+
+
+def test_the_budget_scales_and_leaves_room_for_the_recheck():
+    with tm.scaled(2.0):
+        assert tm.budget(60.0) == 60.0 * tm.SCALE * (1 + tm.RECHECK)
+        assert tm.budget(60.0) >= 2 * 60.0 * (1 + tm.RECHECK) * 0.99
