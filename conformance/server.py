@@ -165,6 +165,7 @@ class Server(ReaderCommands):
                 pass
         self.rx = None
         self.target = None
+        self.do_output()  # what earlier tests' receivers printed (their close included) is not the next test's
         return None
 
     # -- the data plane of a scripted receiver (NET-2) --
