@@ -1,10 +1,18 @@
-"""The benchmark runs, tiny, end to end; nothing here looks at its figures."""
+"""The benchmark runs, tiny, end to end; nothing here looks at its figures.
+
+The tests that start worker processes are marked `processes` (.ci/run's second layer); the
+rest (the plan, the targets and their reasons, the report, what a run prints) run in the
+fast layer.
+"""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
+import io
 import json
 import math
+import re
 import subprocess
 import sys
 from dataclasses import asdict
@@ -12,10 +20,11 @@ from dataclasses import asdict
 import pytest
 import torch
 
-from weightsync.bench import baselines, cases, casts, cli, network, report, systems, targets
+from weightsync.bench import baselines, cases, casts, cli, network, plan, plots, report, systems, targets
 from weightsync.bench.pool import Pool
+from weightsync.bench.progress import Progress
 
-pytestmark = pytest.mark.processes  # real worker processes: .ci/run's second layer
+processes = pytest.mark.processes  # real worker processes: .ci/run's second layer
 
 
 def _bench(out, *options) -> subprocess.CompletedProcess:
@@ -25,6 +34,7 @@ def _bench(out, *options) -> subprocess.CompletedProcess:
     )
 
 
+@processes
 @pytest.mark.timeout(300)
 def test_bench_runs_tiny(tmp_path):
     out = tmp_path / "results"
@@ -67,6 +77,7 @@ def test_bench_runs_tiny(tmp_path):
                                                           "latency-tcp-few.png"]  # the TCP cases drawn too
 
 
+@processes
 @pytest.mark.timeout(300)
 def test_bench_runs_the_huge_layout_at_1e6_only(tmp_path):
     out = tmp_path / "results"
@@ -79,8 +90,10 @@ def test_bench_runs_the_huge_layout_at_1e6_only(tmp_path):
     queue = results["cases"][-1]
     assert queue["p50"] is None and queue["note"].startswith("not run:")  # too many descriptors for a Queue
     assert all(c["p50"] > 0 for c in results["cases"][:-1])
-    verdicts = {t["name"].split(" (")[0]: t["verdict"] for t in results["targets"]}
-    assert verdicts["very many tensors"] == "n/a"  # no 6-tensor case to compare with
+    verdicts = {t["name"].split(" (")[0]: t for t in results["targets"]}
+    assert verdicts["very many tensors"]["verdict"] == "not measured"  # no 6-tensor case to compare with
+    assert verdicts["very many tensors"]["reason"] == "not in this run: needs the few layout (6 tensors) at 1e6 params; --layouts adds it"
+    assert "receiver 0 is gone" not in proc.stderr  # the bench ends its own receivers in order
 
 
 def test_make_weights_spreads_params_over_the_tensors():
@@ -156,15 +169,16 @@ def test_targets_and_report_from_synthetic_cases():
     assert "4 receivers, weightsync push zero-copy" in row("many tensors (1e6")["detail"]
     assert row("very many tensors (1e6")["value"] == 4.0 and row("very many tensors (1e6")["limit"] == 3.0
     assert row("very many tensors, packed")["value"] == 1.1 and row("very many tensors, packed")["verdict"] == "met"
-    assert row("many tensors, packed")["verdict"] == "n/a"  # no packed 500-tensor case in this run
+    assert row("many tensors, packed")["verdict"] == "not measured"  # no packed 500-tensor case in this run
+    assert row("many tensors, packed")["reason"] == "not in this run: needs one of weightsync push zero-copy packed at 1e6 params in 500 tensors; --systems adds it"
     apart, sequence = row("large model (1e7 params, 4 receivers) send p50 / (copy +"), row("large model (1e7 params, 4 "
                                                                                          "receivers) send p50 / (copy then")
     assert apart["value"] == 1.1 and apart["verdict"] == "met" and "pull zero-copy 1.300" in apart["detail"]
     assert sequence["value"] == 0.88 and "pull zero-copy 1.040" in sequence["detail"]
-    assert row("large model (1e8")["verdict"] == "n/a" and row("large model (1e8")["value"] is None
+    assert row("large model (1e8")["verdict"] == "not measured" and row("large model (1e8")["value"] is None
     assert row("descriptors")["value"] == 9 and row("descriptors")["verdict"] == "met"
     assert row("10,000 tensors")["value"] == 1.333 and row("10,000 tensors")["verdict"] == "met"
-    assert row("500 tensors")["verdict"] == "n/a"  # no tensor copy measured beside the 500-tensor cases
+    assert row("500 tensors")["verdict"] == "not measured"  # no tensor copy measured beside the 500-tensor cases
     assert row("LLM-shaped (5e8 bf16 params, 290")["value"] == round(1.1e-1 / (1e-1 + 1e-4), 3)
     assert row("LLM-shaped (5e8 bf16 params):")["value"] == 1.2 and row("LLM-shaped (5e8 bf16 params):")["verdict"] == "met"
 
@@ -178,8 +192,9 @@ def test_targets_and_report_from_synthetic_cases():
             "110.000 ms, 1.10x one plain copy of its bytes; copying workers take 200.000 ms (1.8x") in md
 
 
-def test_targets_of_an_empty_run_are_all_na():
-    assert {t["verdict"] for t in targets.evaluate([])} == {"n/a"}
+def test_targets_of_an_empty_run_are_all_not_measured_and_say_why():
+    found = targets.evaluate([])
+    assert {t["verdict"] for t in found} == {"not measured"} and all(t["reason"] for t in found)
 
 
 def test_throughput_is_bytes_delivered_per_second():
@@ -187,6 +202,7 @@ def test_throughput_is_bytes_delivered_per_second():
     assert math.isnan(_case("pipe", 0.5).throughput)
 
 
+@processes
 @pytest.mark.timeout(120)
 def test_a_failed_case_leaves_the_workers_usable():
     import torch.multiprocessing as mp
@@ -234,6 +250,7 @@ def test_a_failed_case_is_reported_and_serialises():
     assert "RuntimeError: boom" in report.markdown(_results(rows, targets.evaluate([failed])), [])
 
 
+@processes
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("kind", ["own", "packed", "packed parameters"])
 def test_stages_profiles_each_kind_of_weights(kind):
@@ -244,3 +261,116 @@ def test_stages_profiles_each_kind_of_weights(kind):
     assert set(p50) == {*stages.STAGES, "total"}, p50
     # each stage lies inside its send, so its median cannot pass the sends' (their sum can: medians do not add)
     assert all(0 < p50[s] <= p50["total"] for s in stages.STAGES), p50
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def _every_case_of(run: plan.RunPlan) -> list[cases.Case]:
+    """One made-up case per system of every group and network case the plan holds, as if all ran."""
+    out = [_case(s, 1e-3, params=g.params, layout=g.layout, receivers=g.receivers, fds=9)
+           for g in run.groups for s in g.systems(run.variants, run.cuda_ok)]
+    for p, n in run.net_cases:
+        out += [cases.Case("tcp", p, "few", 6, p * 4, n, s, p50=1e-3, p90=1e-3, reps=5)
+                for s in (network.FLOOR, *run.net_variants)]
+    return out
+
+
+def test_the_quick_plan_is_small_and_leaves_the_full_run_alone():
+    quick, full = plan.make(_args("--quick")), plan.make(_args())
+    assert isinstance(quick, plan.RunPlan) and isinstance(full, plan.RunPlan)
+    assert {(g.params, g.layout) for g in quick.groups} == {(1000, "few"), (10**6, "few"), (10**7, "few"),
+                                                            (10**6, "many")}
+    assert not any(g.queue for g in quick.groups if g.layout == "many")  # seconds a case at 500 tensors
+    assert [(g.params, g.layout, g.receivers) for g in quick.groups if g.torchrl] == (
+        [(10**6, "few", 1)] if baselines.torchrl_version() else [])
+    assert quick.net_cases == [(10**7, 1), (10**7, 4)] and quick.startup_workers == [4]
+    assert quick.total <= 90 and full.total > 4 * quick.total
+    # the full run: every size, layout and receiver count, every baseline in every group
+    assert {g.layout for g in full.groups} == set(cases.LAYOUTS) and all(g.queue for g in full.groups)
+    assert {(g.params, g.layout) for g in full.groups if g.layout == "huge"} == {(10**6, "huge")}
+    assert len(full.net_cases) == 9 and full.startup_workers == [1, 8]
+    # an option given wins over what --quick leaves out
+    assert {g.layout for g in plan.make(_args("--quick", "--sizes", "1e3")).groups} == {"few", "many"}
+    assert all(g.queue for g in plan.make(_args("--quick", "--systems", "queue")).groups)
+
+
+def _target_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip().startswith("target ")]
+
+
+@pytest.mark.parametrize("argv", [("--quick",), ("--quick", "--no-network"), ("--layouts", "huge", "--sizes", "1e6"),
+                                  ("--receivers", "1",)])
+def test_target_lines_are_a_figure_or_a_sentence_on_why_not(argv, tmp_path, monkeypatch, capsys):
+    """Issue: a quick run printed `None ... n/a` and called targets it never measured "missed"; and it drew no
+    plot without matplotlib, silently. Every planned case made up, so no worker runs."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ImportError
+    run = plan.make(_args(*argv))
+    assert isinstance(run, plan.RunPlan)
+    made = _every_case_of(run)
+    cli.conclude(_results([], []), made, run.targets, tmp_path)
+    out = capsys.readouterr().out
+    lines = _target_lines(out)
+    assert len(lines) == len(targets.TARGETS)
+    quick = "--quick" in argv
+    for line, t in zip(lines, targets.TARGETS):
+        assert line.startswith(f"target {t.name}: "), line
+        said = line.removeprefix(f"target {t.name}: ")
+        assert "None" not in said and "n/a" not in said, line
+        figure = re.fullmatch(r"[0-9.]+ \(limit [0-9.]+\) (met|missed)", said)
+        why = said.split(": ", 1)[0]
+        assert figure or why in ("not run in --quick" if quick else "not in this run", "no CUDA device on this machine",
+                                 "the network cases were left out (--no-network)"), line
+    assert sum("not measured" in line for line in out.splitlines() if line.strip().startswith("targets:")) == 1
+    hints = [line for line in out.splitlines() if "matplotlib" in line]
+    assert hints == [plots.MISSING] and "pip install matplotlib" in plots.MISSING
+    found = json.loads((tmp_path / "results.json").read_text())["targets"]
+    assert all((t["value"] is None) == (t["verdict"] == "not measured") == bool(t.get("reason")) for t in found)
+    md = (tmp_path / "results.md").read_text()
+    assert "| n/a |" not in md and "None: matplotlib was not installed" in md
+
+
+def test_the_quick_run_names_what_each_unmeasured_target_needs(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    run = plan.make(_args("--quick"))
+    assert isinstance(run, plan.RunPlan)
+    found = {t["name"]: t for t in targets.evaluate(_every_case_of(run), run.targets)}
+    assert found["descriptors the sender holds (500 tensors, 4 receivers)"]["verdict"] == "met"
+    huge = found["very many tensors (1e6 params): 10,000 tensors / 6 tensors, send p50"]
+    assert huge["reason"] == "not run in --quick: needs the huge layout (10,000 tensors) at 1e6 params, which the full run measures"
+    large = found["large model (1e8 params, 4 receivers) send p50 / (copy + pipe)"]
+    assert large["reason"] == "not run in --quick: needs 1e8 params in 6 tensors, which the full run measures"
+    failed = _every_case_of(run)
+    zc = next(c for c in failed if c.system == "weightsync push zero-copy" and c.params == 10**7 and c.receivers == 4)
+    zc.p50, zc.note = math.nan, "RuntimeError: boom"
+    found = {t["name"]: t for t in targets.evaluate(failed, run.targets)}
+    assert found["large model (1e7 params, 4 receivers) send p50 / (copy + pipe)"]["reason"] == (
+        "its cases did not run: weightsync push zero-copy at 1e7 params, 4 receivers: RuntimeError: boom")
+
+
+def test_progress_is_one_line_on_a_terminal_and_plain_lines_elsewhere():
+    plain, tty = io.StringIO(), io.StringIO()
+    for stream, is_tty in ((plain, False), (tty, True)):
+        show = Progress(stream, tty=is_tty)
+        show.status("starting 4 worker processes ...")
+        show.case("[  1/2] copy")
+        show.case("[  2/2] pipe")
+        show.done()
+        show.line("done")
+    assert plain.getvalue() == "[  1/2] copy\n[  2/2] pipe\ndone\n"  # a log keeps every case, no escapes
+    assert tty.getvalue().count("\n") == 1 and tty.getvalue().endswith("\r\x1b[Kdone\n")
+    assert "[  2/2] pipe" in tty.getvalue()
+
+
+def test_a_plot_of_one_model_size_draws_a_line_per_system(tmp_path):
+    """Issue: the 10,000-tensor plot (one size) was columns of dots; it now draws latency against receivers."""
+    pytest.importorskip("matplotlib")
+    m = 1_000_000
+    run = [_case(s, 1e-3 * k * n, params=m, layout="huge", receivers=n)
+           for k, s in enumerate(("copy", "pipe", "weightsync push zero-copy"), 1) for n in (1, 2, 4, 8)]
+    run += [_case("copy", 1e-3, params=p) for p in (1000, m)] + [_case("copy", 1e-3, layout="many")]
+    assert plots.plot(run, tmp_path) == ["latency-cpu-few.png", "latency-cpu-huge.png", "latency-cpu-many.png"]
+    assert all((tmp_path / n).stat().st_size > 10_000 for n in ("latency-cpu-few.png", "latency-cpu-huge.png"))

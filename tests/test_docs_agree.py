@@ -32,10 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "docs" / "benchmarks"
 
 # Contradictions in pages owned elsewhere, reported with their fix: (page, check) -> why.
-KNOWN: dict[tuple[str, str], str] = {
-    ("docs/benchmark.md", "gpus"): "line 336 says the CUDA rows come 'from a separate run on an H100'; the fix: "
-                                   "'from two separate runs, on an H200 and an H100'",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 # ---- the pages ----------------------------------------------------------------------------

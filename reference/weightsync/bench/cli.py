@@ -1,9 +1,10 @@
-"""The command: its options, the plan of cases they select, and the run that measures them.
+"""The command: its options, and the run that measures the plan they select (plan).
 
-`run()` walks devices, sizes, layouts and receiver counts, measures each group of cases
-with the floors first, prints one line per case as it finishes, and writes the report.
-A failed case is recorded with its error and the run goes on; an interrupt writes what
-was measured so far.
+`run()` walks the plan's groups (one model on one device to N receivers), measures each
+with the floors first, shows its progress (one line on a terminal, a line per case
+elsewhere), and writes the report; then it prints each target's figure, or why it has
+none. A failed case is recorded with its error and the run goes on; an interrupt writes
+what was measured so far.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 import torch
 import torch.multiprocessing as mp
 
-from . import casts, memory, network, startup
+from . import casts, memory, network, plots, startup, targets
 from .baselines import (
     QUEUE_MAX_TENSORS,
     bench_pipe,
@@ -29,38 +30,31 @@ from .baselines import (
     bench_tensor_copy,
     bench_torchrl,
     copier,
-    torchrl_version,
 )
 from .cases import (
-    LAYOUT_SIZES,
     LAYOUTS,
-    LLM_LAYOUTS,
-    RECEIVERS,
-    SIZES,
     Case,
     fill,
     fmt_params,
     make_weights,
     model_weights,
-    runs_at,
     timed,
 )
-from .plots import plot
+from .plan import FULL, QUICK, QUICK_HELP, RunPlan, make, receivers_for
 from .pool import Pool
+from .progress import Progress
 from .report import in_words, json_safe, machine, markdown
-from .systems import COLUMNS, FLOORS, VARIANTS, bench_weightsync, cuda_supported
-from .targets import evaluate
+from .systems import COLUMNS, FLOORS, bench_weightsync
 
-# The quick run leaves out the huge layout: its 1e6-parameter cases add about 25 s on 2 cores,
-# most of it in building and connecting senders of 10,000 tensors.
-QUICK = dict(sizes=(1e3, 1e6, 1e7), receivers=(1, 4), layouts=("few", "many"), budget=0.25, min_reps=5, max_reps=40,
-             net_sizes=(1e6, 1e7), net_receivers=(1, 4))
-FULL = dict(sizes=SIZES, receivers=RECEIVERS, layouts=tuple(LAYOUTS), budget=1.5, min_reps=5, max_reps=300,
-            net_sizes=network.SIZES, net_receivers=network.RECEIVERS)
+__all__ = ["FULL", "QUICK", "add_arguments", "in_column_order", "measure_group", "measure_network",
+           "receivers_for", "run"]
+
+#: How to get TorchRL's column, where it is not installed.
+TORCHRL_HINT = "pip install torchrl==0.14.1 adds its baseline"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true", help="a shorter run (a few minutes on two cores): fewer sizes, receivers and sends")
+    parser.add_argument("--quick", action="store_true", help=QUICK_HELP)
     parser.add_argument("--out", default="bench-results", help="directory for results.md, results.json and plots")
     parser.add_argument("--sizes", help="comma-separated parameter counts, e.g. 1e3,1e6 (default: 1e3..1e8)")
     parser.add_argument("--receivers", help="comma-separated receiver counts (default: 1,2,4,8)")
@@ -92,8 +86,10 @@ def argv_shown(args: argparse.Namespace) -> list[str]:
     return out
 
 
-def measure_group(pool, device, weights, params, layout, n, variants, use_queue, use_torchrl, reps, record) -> None:
-    """Every system for one model of about `params` parameters on one device to `n` receivers, floors first."""
+def measure_group(pool, device, weights, params, layout, n, variants, use_queue, use_torchrl, reps, record,
+                  announce: Callable[[str], None] | None = None) -> None:
+    """Every system for one model of about `params` parameters on one device to `n` receivers, floors first;
+    `announce` hears the name of each system before it is measured."""
     budget, lo, hi = reps
     pool.heal()
     nbytes = sum(t.numel() * t.element_size() for t in weights.values())
@@ -118,6 +114,8 @@ def measure_group(pool, device, weights, params, layout, n, variants, use_queue,
         runs["torchrl"] = lambda: (bench_torchrl(pool.ctx, weights, n, budget, lo, hi), None)
     for name, measure in runs.items():
         case = Case(**base, system=name)
+        if announce is not None:
+            announce(name)
         if name == "queue" and len(weights) > QUEUE_MAX_TENSORS:
             record(case, error=f"not run: torch's Queue passes a file descriptor per tensor, "
                                f"and {len(weights)} tensors run out of descriptors")
@@ -175,64 +173,38 @@ def measure_network(pool, cases, variants, reps, record) -> None:
                 record(case, times)
 
 
-def receivers_for(layout: str, receivers: tuple[int, ...]) -> list[int]:
-    """The receiver counts a layout runs with: all, or up to its cap (LLM-shaped models are large)."""
-    cap = LLM_LAYOUTS.get(layout)
-    return [n for n in receivers if cap is None or n <= cap]
-
-
-def _config(args: argparse.Namespace) -> dict:
-    cfg = dict(QUICK if args.quick else FULL)
-    if args.sizes:  # for the network cases too
-        cfg["sizes"] = cfg["net_sizes"] = tuple(float(s) for s in args.sizes.split(","))
-    if args.receivers:
-        cfg["receivers"] = cfg["net_receivers"] = tuple(int(r) for r in args.receivers.split(","))
-    if args.layouts:
-        cfg["layouts"] = tuple(s.strip() for s in args.layouts.split(","))
-    if args.budget is not None:
-        cfg["budget"] = args.budget
-    if args.max_reps is not None:
-        cfg["max_reps"] = args.max_reps
-        cfg["min_reps"] = min(cfg["min_reps"], args.max_reps)
-    return cfg
+def _startup(plan: RunPlan, quick: bool, show: Progress) -> tuple[dict, dict]:
+    """Import and connect times, then the slots' shared memory, before the pool takes the cores."""
+    workers = plan.startup_workers
+    show.status(f"start-up: import times, then spawning and connecting {' and '.join(map(str, workers))} workers ...")
+    started = startup.measure(workers, tries=1 if quick else 3)
+    show.line(f"start-up: import torch {started['import_s']['torch']:.2f} s, weightsync adds "
+              f"{started['import_added_s']:.2f} s; spawn, import and connect of N workers: "
+              + ", ".join(f"{n}: {t:.2f} s" for n, t in started["connect_s"].items()))
+    show.status("slot memory: pinning every slot pull workers can hold ...")
+    slots = memory.measure(sorted({1, max(plan.cfg["receivers"])}))
+    show.line("slot memory: " + ", ".join(f"{n} workers: {k} slots, {b / 1e6:.0f} MB"
+                                          for n, (k, b) in slots["rows"].items()))
+    return started, slots
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = _config(args)
-    systems = [s.strip() for s in args.systems.split(",")] if args.systems else None
-    known = set(COLUMNS) | {network.FLOOR, *network.VARIANTS}
-    unknown = sorted(set(systems or ()) - known) + sorted(set(cfg["layouts"]) - set(LAYOUTS))
-    if unknown:
-        print(f"unknown system or layout: {unknown}; systems are {COLUMNS}, layouts {list(LAYOUTS)}", file=sys.stderr)
+    plan = make(args)
+    if isinstance(plan, str):
+        print(plan, file=sys.stderr)
         return 2
-    variants = {k: v for k, v in VARIANTS.items() if systems is None or k in systems}
-    layouts = {k: v for k, v in LAYOUTS.items() if k in cfg["layouts"]}
-    models = [(p, lay) for p in cfg["sizes"] for lay in layouts if lay not in LLM_LAYOUTS and runs_at(lay, p)]
-    models += [(p, lay) for lay in layouts if lay in LLM_LAYOUTS for p in LAYOUT_SIZES[lay]
-               if args.sizes is None or p in cfg["sizes"]]
-    for lay in sorted(set(layouts) - {lay for _, lay in models}):
-        sizes = ", ".join(fmt_params(p) for p in LAYOUT_SIZES[lay])
-        print(f"layout {lay} runs only at {sizes} params, which this run does not include", file=sys.stderr)
-    use_queue = systems is None or "queue" in systems
-    use_torchrl = (systems is None or "torchrl" in systems) and torchrl_version() is not None
-    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    if args.devices:
-        devices = [d for d in devices if d in {s.strip() for s in args.devices.split(",")}]
-    cuda_ok = cuda_supported()
+    for note in plan.notes:
+        print(note, file=sys.stderr)
+    cfg, total = plan.cfg, plan.total
     budget, lo, hi = cfg["budget"], cfg["min_reps"], cfg["max_reps"]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     info = machine()
     info["sender_threads"] = args.threads
-    groups = sum(len(receivers_for(lay, cfg["receivers"])) for _, lay in models)
-    per_group = {"cpu": len(FLOORS) + len(variants) + use_queue + use_torchrl,
-                 "cuda": len(FLOORS) + len(variants) + (use_queue if cuda_ok else 0)}
-    net_variants = {} if args.no_network else {k: v for k, v in network.VARIANTS.items()
-                                                if systems is None or k in systems}
-    net_cases = [(int(p), n) for p in cfg["net_sizes"] for n in cfg["net_receivers"] if n <= max(cfg["receivers"])]
-    total = groups * sum(per_group[d] for d in devices) + (len(net_cases) * (1 + len(net_variants)) if net_variants else 0)
-    print(f"weightsync bench: {info['cpu']}, {info['cores']} cores, torch {info['torch']}, "
-          f"torchrl {info['torchrl'] or 'not installed'}; {total} cases{' (quick)' if args.quick else ''}", flush=True)
+    show = Progress()
+    show.line(f"weightsync bench: {info['cpu']}, {info['cores']} cores, torch {info['torch']}, "
+              f"torchrl {info['torchrl'] or 'not installed (' + TORCHRL_HINT + ')'}; "
+              f"{total} cases{' (quick)' if args.quick else ''}")
 
     # A parallel copy waits for every OpenMP thread; on a machine whose cores the receivers
     # keep busy, one descheduled thread costs a scheduler quantum (ms) and the figure
@@ -242,17 +214,13 @@ def run(args: argparse.Namespace) -> int:
     t_start = time.perf_counter()
     started = slots = cast = None
     if not args.no_startup:  # before the pool, which would share the cores with it
-        started = startup.measure(sorted({1, max(cfg["receivers"])}), tries=1 if args.quick else 3)
-        print(f"start-up: import torch {started['import_s']['torch']:.2f} s, weightsync adds "
-              f"{started['import_added_s']:.2f} s; spawn, import and connect of N workers: "
-              + ", ".join(f"{n}: {t:.2f} s" for n, t in started["connect_s"].items()), flush=True)
-        slots = memory.measure(sorted({1, max(cfg["receivers"])}))
-        print("slot memory: " + ", ".join(f"{n} workers: {k} slots, {b / 1e6:.0f} MB"
-                                          for n, (k, b) in slots["rows"].items()), flush=True)
+        started, slots = _startup(plan, args.quick, show)
+    show.status(f"starting {max(cfg['receivers'])} worker processes ...")
     pool = Pool(max(cfg["receivers"]), ctx)
-    print(f"started {len(pool.procs)} worker processes in {time.perf_counter() - t_start:.1f} s", flush=True)
+    show.line(f"started {len(pool.procs)} worker processes in {time.perf_counter() - t_start:.1f} s")
     cases: list[Case] = []
     done = [0]
+    what = [""]  # the group under way, for the progress line
 
     def record(case: Case, times=None, error: str = "") -> None:
         done[0] += 1
@@ -261,62 +229,91 @@ def run(args: argparse.Namespace) -> int:
         if error:
             case.note = error
         cases.append(case)
-        what = f"{fmt_params(case.params)} params x {case.tensors} tensors, {case.receivers} receivers, {case.device}"
         if error:
             result = error if error.startswith("not run:") else f"FAILED: {error}"
         else:
             result = f"p50 {case.p50 * 1e3:9.3f} ms  p90 {case.p90 * 1e3:9.3f} ms  ({case.reps} sends)"
-        print(f"[{done[0]:3d}/{total}] {what:<45} {case.system:<26} {result}", flush=True)
+        label = f"{fmt_params(case.params)} params x {case.tensors} tensors, {case.receivers} receivers, {case.device}"
+        show.case(f"[{done[0]:3d}/{total}] {label:<45} {case.system:<26} {result}")
+
+    def announce(system: str) -> None:
+        show.status(f"[{done[0] + 1:3d}/{total}] {what[0]}: {system} ...")
 
     try:
-        for device in devices:
-            for p, lay in models:
-                nt = layouts[lay]
-                if device != "cpu" and not cuda_ok:  # the rows say so rather than vanish
-                    for n in receivers_for(lay, cfg["receivers"]):
-                        for system in [*FLOORS, *variants]:
-                            record(Case(device, int(p), lay, min(nt, int(p)), int(p) * 4, n, system),
-                                   error="this binding has no CUDA slots")
-                    continue
-                weights = model_weights(int(p), lay, device)
-                for n in receivers_for(lay, cfg["receivers"]):
-                    measure_group(pool, device, weights, int(p), lay, n, variants, use_queue, use_torchrl,
-                                  (budget, lo, hi), record)
-                del weights
-        if net_variants:
-            measure_network(pool, net_cases, net_variants, (budget, lo, hi), record)
+        weights, held = None, None
+        for g in plan.groups:
+            nt = plan.layouts[g.layout]
+            what[0] = f"{fmt_params(g.params)} params x {nt} tensors, {g.receivers} receivers, {g.device}"
+            if g.device != "cpu" and not plan.cuda_ok:  # the rows say so rather than vanish
+                for system in g.systems(plan.variants, plan.cuda_ok):
+                    record(Case(g.device, g.params, g.layout, min(nt, g.params), g.params * 4, g.receivers, system),
+                           error="this binding has no CUDA slots")
+                continue
+            if held != (g.device, g.params, g.layout):  # one model for all its receiver counts
+                weights = held = None
+                show.status(f"[{done[0] + 1:3d}/{total}] {what[0]}: making the model ...")
+                weights, held = model_weights(g.params, g.layout, g.device), (g.device, g.params, g.layout)
+            announce("floors")
+            measure_group(pool, g.device, weights, g.params, g.layout, g.receivers, plan.variants, g.queue, g.torchrl,
+                          (budget, lo, hi), record, announce)
+        weights = None
+        if plan.net_variants:
+            what[0] = "network"
+            announce("gloo and TCP")
+            measure_network(pool, plan.net_cases, plan.net_variants, (budget, lo, hi), record)
         if not args.no_startup:  # the dtype path, from fp32 weights (LAYOUT-3)
+            show.status("dtype path: fp32 weights to bf16 workers ...")
             cast = casts.measure(pool, int(1e6 if args.quick else 1e7), sorted({1, max(cfg["receivers"])}),
                                  (budget, lo, hi))
-            print("dtype path: " + "; ".join(f"{n} workers: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in row.items())
-                                            for n, row in cast["rows"].items()), flush=True)
+            show.line("dtype path: " + "; ".join(f"{n} workers: " + ", ".join(f"{k} {v * 1e3:.2f} ms"
+                                                                            for k, v in row.items())
+                                                 for n, row in cast["rows"].items()))
     except KeyboardInterrupt:
+        show.done()
         print("interrupted: writing what was measured", file=sys.stderr)
-    finally:
+    except BaseException:
         pool.close()
+        raise
+    finally:
+        show.done()
+    pool.stop()  # the workers end while the report is written
     elapsed = time.perf_counter() - t_start
     cases[:] = in_column_order(cases)
-    targets = evaluate(cases)
     results = {
         "machine": info,
         "config": {**{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, "quick": bool(args.quick),
-                   "layouts": layouts, "systems": [*FLOORS, *variants, *(["queue"] if use_queue else []),
-                                                   *(["torchrl"] if use_torchrl else []),
-                                                   *([network.FLOOR, *net_variants] if net_variants else [])]},
+                   "layouts": plan.layouts,
+                   "systems": [*FLOORS, *plan.variants, *(["queue"] if plan.use_queue else []),
+                               *(["torchrl"] if plan.use_torchrl else []),
+                               *([network.FLOOR, *plan.net_variants] if plan.net_variants else [])]},
         "command": " ".join(["python -m weightsync bench", *argv_shown(args)]),
         "elapsed_s": round(elapsed, 1),
         "startup": started,
         "memory": slots,
         "casts": cast,
-        "cases": [json_safe({**asdict(c), "throughput": c.throughput}) for c in cases],
-        "targets": targets,
     }
+    try:
+        conclude(results, cases, plan.targets, out)
+    finally:
+        pool.close()
+    return 0
+
+
+def conclude(results: dict, cases: list[Case], plan: targets.Plan | None, out: Path) -> None:
+    """Writes results.json, the plots and results.md under `out`, then prints what a reader looks for: where
+    they are (or the one line on how to get plots), every target's figure or why it has none, and the
+    LLM-shaped models in words."""
+    results["cases"] = [json_safe({**asdict(c), "throughput": c.throughput}) for c in cases]
+    results["targets"] = found = targets.evaluate(cases, plan)
     (out / "results.json").write_text(json.dumps(results, indent=1, allow_nan=False) + "\n")
-    plots = plot(cases, out)
-    (out / "results.md").write_text(markdown(results, plots))
-    print(f"done in {elapsed:.0f} s; wrote {out / 'results.md'}, {out / 'results.json'} and {len(plots)} plots")
-    for t in targets:
-        print(f"  target {t['name']}: {t['value']} (limit {t['limit']}) {t['verdict']}")
+    drawn = plots.plot(cases, out)
+    (out / "results.md").write_text(markdown(results, drawn))
+    if drawn is None:
+        print(plots.MISSING)
+    print(f"done in {results['elapsed_s']:.0f} s; wrote {out / 'results.md'}, {out / 'results.json'}"
+          + (f" and {len(drawn)} plots" if drawn else ""))
+    for t in found:
+        print(f"  {targets.line(t)}")
+    print(f"  {targets.summary(found)}")
     for line in in_words(cases):
         print(f"  {line}")
-    return 0

@@ -24,10 +24,16 @@ LARGE = 4 << 30  # a 4 GiB model, for the computed rows
 
 @contextlib.contextmanager
 def _pull_workers(params: int, n: int, max_slots: int | None = None) -> Iterator[tuple[Any, list[Any]]]:
-    """A sender of `params` fp32 parameters and n pull receivers in this process, connected; all closed after."""
+    """A sender of `params` fp32 parameters and n pull receivers in this process, connected; all closed after.
+
+    The sender closes first, as a trainer ends its workers (Stop, LIFE-4): receivers that closed
+    first would be receivers gone, each a warning from the sender.
+    """
     import weightsync
 
-    with weightsync.Sender({"w": torch.zeros(params)}, n, max_slots=max_slots) as sender:
+    sender = weightsync.Sender({"w": torch.zeros(params)}, n, max_slots=max_slots)
+    receivers: list[Any] = []
+    try:
         receivers = [weightsync.Receiver(sender.handle(i), mode="pull") for i in range(n)]
         threads = [threading.Thread(target=r.connect, args=(60,)) for r in receivers]
         for t in threads:
@@ -35,11 +41,11 @@ def _pull_workers(params: int, n: int, max_slots: int | None = None) -> Iterator
         sender.connect(timeout=60)
         for t in threads:
             t.join(60)
-        try:
-            yield sender, receivers
-        finally:
-            for r in receivers:
-                r.close()
+        yield sender, receivers
+    finally:
+        sender.close()
+        for r in receivers:
+            r.close()
 
 
 def _reserved(n: int) -> tuple[int, int]:

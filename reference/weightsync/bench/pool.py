@@ -158,12 +158,17 @@ class Pool:
                 if c.recv()[0] in ("done", "error"):
                     break
 
-    def close(self) -> None:
+    def stop(self) -> None:
+        """Tells every worker to exit, without waiting: they end (seconds, on a small machine) while the
+        caller writes its report; close() then waits for them."""
         for c in self.ctl:
             try:
                 c.send(("exit",))
-            except OSError:
+            except (OSError, ValueError):  # a worker gone, or stop() called before
                 pass
+
+    def close(self) -> None:
+        self.stop()
         for p in self.procs:
             p.join(timeout=10)
             if p.is_alive():

@@ -144,7 +144,8 @@ def in_words(cases: list[Case]) -> list[str]:
     return out
 
 
-def markdown(results: dict, plots: list[str]) -> str:
+def markdown(results: dict, plots: list[str] | None) -> str:
+    """results.md; `plots` are the PNGs beside it, None when matplotlib could not draw them."""
     m = results["machine"]
     cases = [Case(**{k: (math.nan if v is None and k in ("p50", "p90") else v)  # type: ignore[arg-type]  # JSON fields
                      for k, v in c.items() if k != "throughput"}) for c in results["cases"]]
@@ -164,9 +165,11 @@ def markdown(results: dict, plots: list[str]) -> str:
         "| Target | Value | Limit | Verdict | Detail |",
         "|---|---|---|---|---|",
     ]
-    for t in results["targets"]:
-        lines.append(f"| {t['name']} | {t['value'] if t['value'] is not None else '-'} | {t['limit']} | "
-                     f"{t['verdict']} | {t['detail'] or ''} |")
+    for t in results["targets"]:  # one not measured says why instead of how it is taken
+        if t["value"] is None:
+            lines.append(f"| {t['name']} | - | {t['limit']} | {t['verdict']} | {t.get('reason') or t['detail']} |")
+        else:
+            lines.append(f"| {t['name']} | {t['value']} | {t['limit']} | {t['verdict']} | {t['detail'] or ''} |")
     lines += _llm_table(cases, idx)
     words = in_words(cases)
     if words:
@@ -220,4 +223,7 @@ def markdown(results: dict, plots: list[str]) -> str:
     lines.append("<!-- --8<-- [end:tables] -->")
     if plots:
         lines += ["", "### Plots", ""] + [f"![{p}]({p})" for p in plots]
+    elif plots is None:
+        lines += ["", "### Plots", "", "None: matplotlib was not installed for this run "
+                  "(`pip install matplotlib`, or the `bench` extra)."]
     return "\n".join(lines) + "\n"

@@ -37,16 +37,17 @@ def _connect_seconds(n: int) -> float:
 
     ctx = mp.get_context("spawn")
     done = ctx.Event()
-    with weightsync.Sender({"w": torch.zeros(1024)}, n, ctx=ctx) as sender:
+    sender = weightsync.Sender({"w": torch.zeros(1024)}, n, ctx=ctx)
+    try:
         t0 = time.perf_counter()
         procs = [ctx.Process(target=_worker, args=(sender.handle(i), done), daemon=True) for i in range(n)]
         for p in procs:
             p.start()
-        try:
-            sender.connect(timeout=300)
-            elapsed = time.perf_counter() - t0
-        finally:
-            done.set()
+        sender.connect(timeout=300)
+        elapsed = time.perf_counter() - t0
+    finally:
+        sender.close()  # before the workers leave (Stop, LIFE-4): a worker that left first would be a receiver gone
+        done.set()
     for p in procs:
         p.join(30)
         if p.is_alive():

@@ -1,22 +1,53 @@
 """The benchmark's targets, as one table, and their verdicts for a run.
 
 Each row of TARGETS names a target, its limit (the value must not exceed it), a function
-that computes the value from the run's CPU cases, and a line on how the value is taken.
-The function also says which case the value came from when there is a choice; it returns
-None when the run lacks the cases (a narrowed or quick run), and the verdict is then n/a.
-Every target lives here and nowhere else.
+that computes the value from the run's CPU cases, a line on how the value is taken, and
+the cases it needs (`Needs`). The function also says which case the value came from when
+there is a choice; it returns None when the run lacks the cases (a narrowed or quick run).
+The verdict is then "not measured", never "missed", with one sentence saying why: the
+plan of the run did not hold those cases (and which option would add them), or they
+failed, or the run was interrupted first. Every target lives here and nowhere else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from . import network
-from .cases import Case, lookup
+from .cases import LAYOUTS, Case, fmt_params, lookup
 from .systems import VARIANTS, best_weightsync
 
 Found = tuple[float, str] | None  # the value, and which case it came from ("" when none to name)
+Group = tuple[str, int, str, int]  # (device, params, layout, receivers): the cases one model to N receivers makes
+
+MET, MISSED, NOT_MEASURED = "met", "missed", "not measured"
+
+
+@dataclass(frozen=True)
+class Needs:
+    """The cases a target is computed from: on `device`, each (params, layout) of `models` (params None: any
+    size), to `receivers` (None: any count), with every system of `systems` and at least one of `any_of`."""
+
+    device: str
+    models: tuple[tuple[int | None, str], ...]
+    receivers: int | None = None
+    systems: tuple[str, ...] = ()
+    any_of: tuple[str, ...] = ()
+
+
+@dataclass
+class Plan:
+    """What a run set out to measure, for the reasons of the targets it could not compute.
+
+    `groups` maps each (device, params, layout, receivers) it planned to the systems it
+    ran there, `skipped` gives a reason per device it left out whole (no CUDA device,
+    --no-network), and `quick` says whether it was `--quick` (else options narrowed it).
+    """
+
+    groups: dict[Group, set[str]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    quick: bool = False
 
 
 @dataclass(frozen=True)
@@ -25,6 +56,7 @@ class Target:
     limit: float
     value: Callable[[dict], Found]  # from lookup() of the run's cases
     detail: str
+    needs: Needs
 
 
 def _receivers(idx: dict) -> list[int]:
@@ -138,51 +170,159 @@ def _descriptors(idx: dict) -> Found:
     return (max(fds), "") if fds else None
 
 
+_GENERAL = tuple(s for s, (_, _, pk) in VARIANTS.items() if not pk)
+_PACKED = tuple(s for s, (_, _, pk) in VARIANTS.items() if pk)
+_GENERAL_ZC = tuple(s for s, (_, zc, pk) in VARIANTS.items() if zc and not pk)
+_ZC = "weightsync push zero-copy"
+_M = 1_000_000
+
+
+def _few_and(layout: str) -> tuple[tuple[int | None, str], ...]:
+    return ((_M, layout), (_M, "few"))
+
+
 TARGETS = [
     Target("small model (1e3 params, 1 receiver) send p50 / pipe round trip", 1.5, _small(1),
-           "fastest weightsync variant"),
+           "fastest weightsync variant", Needs("cpu", ((1000, "few"),), 1, ("pipe",), tuple(VARIANTS))),
     Target("small model (1e3 params, 4 receivers) send p50 / pipe round trip", 1.5, _small(4),
-           "fastest weightsync variant"),
+           "fastest weightsync variant", Needs("cpu", ((1000, "few"),), 4, ("pipe",), tuple(VARIANTS))),
     Target("many tensors (1e6 params): 500 tensors / 6 tensors, send p50", 1.5, _tensors("many", False),
-           "general path, worst over receivers and variants"),
+           "general path, worst over receivers and variants", Needs("cpu", _few_and("many"), any_of=_GENERAL)),
     Target("many tensors, packed (1e6 params): 500 tensors / 6 tensors, send p50", 1.5, _tensors("many", True),
-           "weights packed by weightsync.pack, worst over receivers"),
+           "weights packed by weightsync.pack, worst over receivers", Needs("cpu", _few_and("many"), any_of=_PACKED)),
     Target("very many tensors (1e6 params): 10,000 tensors / 6 tensors, send p50", 3.0, _tensors("huge", False),
-           "general path, worst over receivers and variants"),
+           "general path, worst over receivers and variants", Needs("cpu", _few_and("huge"), any_of=_GENERAL)),
     Target("very many tensors, packed (1e6 params): 10,000 tensors / 6 tensors, send p50", 3.0,
-           _tensors("huge", True), "weights packed by weightsync.pack, worst over receivers"),
+           _tensors("huge", True), "weights packed by weightsync.pack, worst over receivers",
+           Needs("cpu", _few_and("huge"), any_of=_PACKED)),
     Target("500 tensors (1e6 params): send p50 / (torch's batched copy of those tensors + pipe)", 1.5,
-           _per_tensor_floor("many"), "general path, zero-copy, worst over receivers"),
+           _per_tensor_floor("many"), "general path, zero-copy, worst over receivers",
+           Needs("cpu", ((_M, "many"),), None, ("tensor copy", "pipe"), _GENERAL_ZC)),
     Target("10,000 tensors (1e6 params): send p50 / (torch's batched copy of those tensors + pipe)",
-           1.5, _per_tensor_floor("huge"), "general path, zero-copy, worst over receivers"),
+           1.5, _per_tensor_floor("huge"), "general path, zero-copy, worst over receivers",
+           Needs("cpu", ((_M, "huge"),), None, ("tensor copy", "pipe"), _GENERAL_ZC)),
     Target("LLM-shaped (5e8 bf16 params, 290 tensors, 4 receivers) send p50 / (copy + pipe)", 1.15,
-           _large(500_000_000, layout="llm"), "weightsync push zero-copy"),
+           _large(500_000_000, layout="llm"), "weightsync push zero-copy",
+           Needs("cpu", ((500 * _M, "llm"),), 4, ("copy", "pipe", _ZC))),
     Target("LLM-shaped (5e8 bf16 params): 3,042 tensors (experts) / 290 tensors, send p50", 1.2,
-           _llm_tensors(500_000_000), "weightsync push zero-copy, worst over receivers"),
+           _llm_tensors(500_000_000), "weightsync push zero-copy, worst over receivers",
+           Needs("cpu", ((500 * _M, "moe"), (500 * _M, "llm")), None, (_ZC,))),
     Target("large model (1e7 params, 4 receivers) send p50 / (copy + pipe)", 1.15, _large(10_000_000),
-           "weightsync push zero-copy"),
+           "weightsync push zero-copy", Needs("cpu", ((10 * _M, "few"),), 4, ("copy", "pipe", _ZC))),
     Target("large model (1e8 params, 4 receivers) send p50 / (copy + pipe)", 1.15, _large(100_000_000),
-           "weightsync push zero-copy"),
+           "weightsync push zero-copy", Needs("cpu", ((100 * _M, "few"),), 4, ("copy", "pipe", _ZC))),
     Target("large model (1e7 params, 4 receivers) send p50 / (copy then pipe, one timed sequence)", 1.15,
-           _large(10_000_000, sequence=True), "weightsync push zero-copy; the floor with the copy's cold caches"),
+           _large(10_000_000, sequence=True), "weightsync push zero-copy; the floor with the copy's cold caches",
+           Needs("cpu", ((10 * _M, "few"),), 4, ("copy then pipe", _ZC))),
     Target("CUDA large model (1e8 params, 4 receivers) send p50 / (device-to-device copy + pipe)", 1.3,
-           _large(100_000_000, "cuda"), "weightsync push zero-copy, slots on the weights' GPU"),
+           _large(100_000_000, "cuda"), "weightsync push zero-copy, slots on the weights' GPU",
+           Needs("cuda", ((100 * _M, "few"),), 4, ("copy", "pipe", _ZC))),
     Target("descriptors the sender holds (500 tensors, 4 receivers)", 20, _descriptors,
-           "max over sizes and variants, counted in /proc/self/fd"),
+           "max over sizes and variants, counted in /proc/self/fd",
+           Needs("cpu", ((None, "many"),), 4, any_of=tuple(VARIANTS))),
     Target("network (1e7 params) send p50 / raw gloo transfer", 1.2, _network(10_000_000),
-           "fastest TCP variant, worst over receiver counts"),
+           "fastest TCP variant, worst over receiver counts",
+           Needs("tcp", ((10 * _M, "few"),), None, (network.FLOOR,), tuple(network.VARIANTS))),
     Target("network (1e8 params) send p50 / raw gloo transfer", 1.2, _network(100_000_000),
-           "fastest TCP variant, worst over receiver counts"),
+           "fastest TCP variant, worst over receiver counts",
+           Needs("tcp", ((100 * _M, "few"),), None, (network.FLOOR,), tuple(network.VARIANTS))),
 ]
 
+#: How a narrowed run gets what it lacks, by kind.
+_OPTION = {"params": "--sizes adds it", "layout": "--layouts adds it", "receivers": "--receivers adds it",
+           "systems": "--systems adds it", "device": "--devices adds it", "network": "a run without --no-network has them"}
 
-def evaluate(cases: list[Case]) -> list[dict]:
-    """Every target's value, limit and verdict (met, missed or n/a) for these cases."""
+
+def _layout_words(layout: str) -> str:
+    return f"the {layout} layout ({LAYOUTS[layout]:,} tensors)" if layout in LAYOUTS else f"the {layout} layout"
+
+
+def _lacking(needs: Needs, groups: dict[Group, set[str]]) -> tuple[str, str] | None:
+    """What of `needs` these groups (and the systems in each) lack, in words, and which kind of option adds it;
+    None if nothing."""
+    mine = [g for g in groups if g[0] == needs.device]
+    if not mine:
+        if needs.device == "tcp":
+            return "needs the network cases", "network"
+        return f"needs {needs.device} cases", "device"
+    for params, layout in needs.models:
+        at_layout = [g for g in mine if g[2] == layout]
+        if not at_layout:
+            at = f" at {fmt_params(params)} params" if params is not None else ""
+            return f"needs {_layout_words(layout)}{at}", "layout"
+        model = f"{fmt_params(params)} params in {LAYOUTS.get(layout, 0):,} tensors" if params is not None \
+            else f"{LAYOUTS.get(layout, 0):,} tensors"
+        at_size = [g for g in at_layout if params is None or g[1] == params]
+        if not at_size:
+            return f"needs {model}", "params"
+        if needs.receivers is not None:
+            at_size = [g for g in at_size if g[3] == needs.receivers]
+            if not at_size:
+                return f"needs {needs.receivers} receivers", "receivers"
+        systems = set().union(*(groups[g] for g in at_size))
+        missing = [s for s in needs.systems if s not in systems]
+        if missing:
+            return f"needs {', '.join(missing)} at {model}", "systems"
+        if needs.any_of and not systems & set(needs.any_of):
+            return f"needs one of {', '.join(needs.any_of)} at {model}", "systems"
+    return None
+
+
+def _matches(needs: Needs, c: Case) -> bool:
+    return c.device == needs.device and any((p is None or c.params == p) and c.layout == lay
+                                            for p, lay in needs.models) \
+        and (needs.receivers is None or c.receivers == needs.receivers)
+
+
+def why_not(needs: Needs, cases: Iterable[Case], plan: Plan | None = None) -> str:
+    """One sentence on why a target has no value in this run."""
+    cases = list(cases)
+    if plan is not None and needs.device in plan.skipped:
+        return plan.skipped[needs.device]
+    if plan is not None:
+        lack = _lacking(needs, plan.groups)
+    else:  # what the cases themselves show: every case that ran or failed
+        groups: dict[Group, set[str]] = {}
+        for c in cases:
+            groups.setdefault((c.device, c.params, c.layout, c.receivers), set()).add(c.system)
+        lack = _lacking(needs, groups)
+    if lack is not None:
+        what, kind = lack
+        if plan is not None and plan.quick:
+            return f"not run in --quick: {what}, which the full run measures"
+        return f"not in this run: {what}; {_OPTION[kind]}"
+    failed = [c for c in cases if c.note and _matches(needs, c)]
+    failed = [c for c in failed if c.system in (*needs.systems, *needs.any_of)] or failed
+    if failed:
+        c = failed[0]
+        return (f"its cases did not run: {c.system} at {fmt_params(c.params)} params, {c.receivers} receivers: "
+                f"{c.note.removeprefix('not run: ')}")
+    return "its cases did not finish (the run was interrupted or a case failed)"
+
+
+def evaluate(cases: list[Case], plan: Plan | None = None) -> list[dict]:
+    """Every target's value, limit and verdict (met, missed or not measured) for these cases; a target not
+    measured has a `reason` instead of a value."""
     idx = lookup(cases)
     out = []
     for t in TARGETS:
         value, which = t.value(idx) or (None, "")
-        verdict = "n/a" if value is None else ("met" if value <= t.limit else "missed")
-        out.append({"name": t.name, "value": None if value is None else round(value, 3), "limit": t.limit,
-                    "verdict": verdict, "detail": f"{t.detail}; {which}" if which else t.detail})
+        row = {"name": t.name, "value": None if value is None else round(value, 3), "limit": t.limit,
+               "verdict": NOT_MEASURED if value is None else (MET if value <= t.limit else MISSED),
+               "detail": f"{t.detail}; {which}" if which else t.detail}
+        if value is None:
+            row["reason"] = why_not(t.needs, cases, plan)
+        out.append(row)
     return out
+
+
+def line(t: dict) -> str:
+    """A target as the run prints it: its figure and verdict, or why it has none."""
+    if t["value"] is None:
+        return f"target {t['name']}: {t.get('reason') or NOT_MEASURED}"
+    return f"target {t['name']}: {t['value']} (limit {t['limit']}) {t['verdict']}"
+
+
+def summary(found: list[dict]) -> str:
+    counts = {v: sum(t["verdict"] == v for t in found) for v in (MET, MISSED, NOT_MEASURED)}
+    return f"targets: {counts[MET]} met, {counts[MISSED]} missed, {counts[NOT_MEASURED]} not measured in this run"
