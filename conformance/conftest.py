@@ -39,7 +39,15 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from . import report as reporting
 from . import timing as tm
-from .names import KNOWN_CAPABILITIES, ROLES, SPEC_DIR, TIMESCALE_ENV, required_names, roles
+from .names import (
+    KNOWN_CAPABILITIES,
+    ROLES,
+    SPEC_DIR,
+    STATE_MACHINE_RULES,
+    TIMESCALE_ENV,
+    required_names,
+    roles,
+)
 from .report import RANK
 from .verdict import (
     INCONCLUSIVE,
@@ -169,6 +177,10 @@ def _read_xfails(path: str) -> tuple[frozenset[str], frozenset[str]]:
     unknown = sorted(ids - set(spec_ids()))
     if unknown:
         raise pytest.UsageError(f"--xfails-file={path} lists requirements the spec does not define: {unknown}")
+    rules = sorted({e.partition(".")[2] for e in entries if e.startswith("Protocol.")} - set(STATE_MACHINE_RULES))
+    if rules:
+        raise pytest.UsageError(f"--xfails-file={path} names state-machine rules that do not exist: {rules}; "
+                                f"the rules one may switch off: {sorted(STATE_MACHINE_RULES)}")
     return frozenset(e for e in entries if e not in ids), ids
 
 
@@ -320,6 +332,11 @@ def _subject_key(config) -> str:
     if program:
         return "program-" + hashlib.sha256(program.encode()).hexdigest()[:16]
     return "impl-" + re.sub(r"[^A-Za-z0-9_.-]", "_", config.getoption("--impl"))
+
+
+def not_checked(item, ids) -> None:
+    """These requirements were not checked by this test after all (a rule switched off): not reported for it."""
+    item.stash[_IDS] = [i for i in item.stash.get(_IDS, []) if i not in set(ids)]
 
 
 def reproduce_command(config, nodeid: str) -> str:

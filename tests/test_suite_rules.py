@@ -1,0 +1,29 @@
+"""The state machine's rules a user may switch off (--xfails-file, issue 40): the list matches the machine."""
+
+from __future__ import annotations
+
+import inspect
+
+from hypothesis.stateful import RULE_MARKER, RuleBasedStateMachine
+
+from conformance.names import STATE_MACHINE_RULES, rules_off
+from conformance.test_state_machine import Protocol
+
+
+def _rules(machine) -> set[str]:
+    """The rules Hypothesis runs: found as it finds them, by the marker its @rule leaves on a method."""
+    return {name for name, f in inspect.getmembers(machine) if getattr(f, RULE_MARKER, None) is not None}
+
+
+def test_every_rule_is_switchable_but_the_protocol_itself():
+    assert set(STATE_MACHINE_RULES) <= _rules(Protocol)
+    assert _rules(Protocol) - set(STATE_MACHINE_RULES) == {"send", "send_async", "wait", "idle"}
+
+
+def test_a_rule_is_switched_off_by_name_or_by_its_requirement():
+    assert rules_off({"Protocol.drop", "test_x.py::test_y"}, set()) == {"drop"}
+    assert rules_off(set(), {"LIFE-6", "ACK-3"}) == {"closed_sender_calls"}
+    off = rules_off({"Protocol.handle_of_live"}, {"API-9"})
+    machine = type("Protocol", (Protocol,), dict.fromkeys(off))
+    assert issubclass(machine, RuleBasedStateMachine)
+    assert _rules(machine) == _rules(Protocol) - {"handle_of_live", "drop"}
