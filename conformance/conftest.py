@@ -41,6 +41,7 @@ from . import report as reporting
 from . import timing as tm
 from .names import (
     KNOWN_CAPABILITIES,
+    NOT_DECLARED,
     ROLES,
     SPEC_DIR,
     STATE_MACHINE_RULES,
@@ -287,6 +288,7 @@ def pytest_configure(config):
         signal.signal(signal.SIGTERM, _terminated)
     if not config.getoption("--hypothesis-profile", default=None):
         settings.load_profile(f"conformance-{config.getoption('--conformance-profile')}")
+    _bound_shrinking()
     if not hasattr(config, "workerinput") and config.getoption("hypothesis_seed", default=None) is None:
         # Every run has a seed, printed in its header, so that any failure it finds can be run again
         # (xdist's workers get the same option).
@@ -303,6 +305,19 @@ def pytest_configure(config):
         settings.register_profile("conformance-replay", parent=settings.default, database=db)
         settings.load_profile("conformance-replay")
         config._conformance_replay = db
+
+
+#: Seconds Hypothesis may spend shrinking one failure, at timescale 1 (its own default is 300 s): against an
+#: implementation that fails, a stranger's run should end in minutes; a shorter example is worth less than that.
+SHRINK_SECONDS = 45.0
+
+
+def _bound_shrinking() -> None:
+    """Cap Hypothesis's shrinking time (an engine constant; where a Hypothesis release lacks it, nothing)."""
+    from hypothesis.internal.conjecture import engine
+
+    if hasattr(engine, "MAX_SHRINKING_SECONDS"):
+        engine.MAX_SHRINKING_SECONDS = min(engine.MAX_SHRINKING_SECONDS, SHRINK_SECONDS * tm.SCALE)
 
 
 def _terminated(signum, frame):
@@ -596,7 +611,8 @@ def pytest_runtest_makereport(item, call):
         rep.wasxfail = "listed in --xfails-file"
     elif rep.skipped:
         # A capability not declared, or (program mode) a part of the binding a program does not have.
-        missing = item.stash.get(_LACKS, []) or _program(item.config)
+        missing = item.stash.get(_LACKS, []) or _program(item.config) or \
+            NOT_DECLARED.partition("{")[0] in _skip_reason(rep)  # names.lacking, at run time
         rep.conformance = {"outcome": NOT_IMPLEMENTED if missing else SKIPPED, "blamed": [], "reason": _skip_reason(rep)}
     return rep
 

@@ -22,7 +22,7 @@ RECEIVER_ERRORS = ("SyncTimeoutError", "ReceiverError", "ReceiverDiedError")
 #: The roles a module may implement alone (API-12); naming neither (or both) means both.
 ROLES = ("sender", "receiver")
 KNOWN_CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda", "rendezvous", "network", "pack",
-                                "hooks", "cast", "wire", "drop", *ROLES})
+                                "hooks", "cast", "wire", "drop", "mapping", *ROLES})
 
 
 #: The state machine's rules (test_state_machine.Protocol) that a user may switch off in --xfails-file, by name
@@ -41,6 +41,20 @@ def rules_off(entries, ids) -> frozenset[str]:
     """The rules an --xfails-file switches off: named as `Protocol.RULE`, or by a requirement listed."""
     named = {e.partition(".")[2] for e in entries if e.startswith("Protocol.")}
     return frozenset(named | {r for r, reqs in STATE_MACHINE_RULES.items() if set(reqs) & set(ids)})
+
+
+#: How a test that finds, as it runs, that it needs a capability says so (`lacking`); the report counts it not
+#: implemented, as a test marked `needs` would be.
+NOT_DECLARED = "capability {} not declared in CAPABILITIES"
+
+
+def lacking(ws, capability: str) -> None:
+    """Skip the running test as not implemented when `ws` does not declare `capability` (a need found at run time,
+    e.g. in a helper that builds a mapping target)."""
+    if capability not in ws.CAPABILITIES:
+        import pytest
+
+        pytest.skip(NOT_DECLARED.format(capability))
 
 
 def roles(capabilities) -> frozenset[str]:

@@ -1,7 +1,7 @@
 """Probes of this process's OS resources: shared segments, child processes, threads, fds.
 
 Leak checks (LIFE-5, CON-*) compare a probe before and after; the suite runs them
-in its own process and the worker server runs `shm_state` in the worker's. Linux
+in its own process and the worker server runs `shm_segments` in the worker's. Linux
 /proc only; elsewhere they report nothing to compare.
 """
 
@@ -13,21 +13,6 @@ import threading
 
 #: Targets of shared segments: a memfd, or a file under /dev/shm.
 _SHARED = ("/memfd:", "/dev/shm/")
-
-
-def shm_state() -> dict[str, int]:
-    """Shared segments this process maps or holds open (memfd or /dev/shm), for leak checks."""
-    maps = set()
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                if "/memfd:" in line or "/dev/shm/" in line:
-                    parts = line.split()
-                    maps.add(parts[4] if len(parts) > 4 else line)
-    except OSError:  # pragma: no cover - not Linux
-        pass
-    fds = sum(target.startswith(_SHARED) for target in _fd_targets().values())
-    return {"maps": len(maps), "fds": fds}
 
 
 def shm_segments() -> frozenset[str]:

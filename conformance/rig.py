@@ -15,6 +15,7 @@ from .bounds import HarnessError, bounded
 from .model import LIVE, Model, describe, diff
 from .names import RECEIVER_ERRORS
 from .pool import RemoteFailure
+from .targets import usable_kind
 from .verdict import TooSlow, in_time
 
 #: What `.causes` may say of a receiver (SEND-7).
@@ -52,9 +53,14 @@ class Rig:
         self.zero_copy = list(zero_copy or [False] * n)
         if isinstance(targets, str) or targets is None:
             targets = [targets] * n
-        # A target kind (mapping | module | tensordict) gets a target matching the weights.
+        # A target kind (mapping | module | tensordict) gets a target matching the weights; "mapping", the default,
+        # becomes a kind the binding takes when it takes no mapping (targets.usable_kind).
+        import torch  # here, not at import: a program's run imports no torch
+
+        spec = spec_of(weights)
+        targets = [usable_kind(torch, ws.CAPABILITIES, t, spec) if isinstance(t, str) else t for t in targets]
         self.targets = [
-            None if t is None or (self.zero_copy[i] and t != "module") else (t, spec_of(weights)) if isinstance(t, str) else t
+            None if t is None or (self.zero_copy[i] and t != "module") else (t, spec) if isinstance(t, str) else t
             for i, t in enumerate(targets)
         ]
         kwargs = {} if max_slots is None else {"max_slots": max_slots}

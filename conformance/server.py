@@ -24,7 +24,7 @@ import threading
 import time
 
 from . import timing as tm
-from .probes import shm_state
+from .probes import shm_segments
 from .readers import ReaderCommands
 from .remote import RemoteError, describe_error
 from .targets import ControlledMapping, build_target, held_by
@@ -57,6 +57,7 @@ class Server(ReaderCommands):
         self.tensors: dict = {}
         self.spec: dict = {}
         self.saved = None  # the .data a "raise" fault took away
+        self.shm_before: frozenset = frozenset()  # the shared segments here when the receiver was opened
         self.rank = None  # a scripted receiver's gloo rank and its buffer size (do_rank_join)
         self._init_threads()
         self.baseline_threads = {t.ident for t in threading.enumerate()}
@@ -77,6 +78,8 @@ class Server(ReaderCommands):
         if handle is None:
             handle, self.kept = self.kept, None
         self.do_discard()
+        gc.collect()
+        self.shm_before = shm_segments()  # what this receiver leaves is judged against this (LIFE-5)
         tgt = None
         if target is not None:
             tgt, self.tensors = build_target(self.torch, target[0], target[1])
@@ -164,7 +167,9 @@ class Server(ReaderCommands):
             except Exception:  # noqa: BLE001 - a broken implementation must not break the worker
                 pass
         self.rx = None
-        self.target = None
+        # Every reference to what the last receiver held goes too: a zero-copy module target's tensors are views
+        # of its slot, and a test whose receiver has no target must not find that mapping still here (LIFE-5).
+        self.target, self.tensors, self.spec, self.saved = None, {}, {}, None
         self.do_output()  # what earlier tests' receivers printed (their close included) is not the next test's
         return None
 
@@ -353,7 +358,9 @@ class Server(ReaderCommands):
         # Weights stay readable after close (LIFE-6); only zero-copy views keep a mapping alive.
         self.rx = None
         gc.collect()
-        return {"threads": threads, **shm_state()}
+        left = shm_segments() - self.shm_before  # this receiver's: an earlier test's leftovers are not its own
+        return {"threads": threads, "maps": sum(s.startswith("map") for s in left),
+                "fds": sum(s.startswith("fd") for s in left), "segments": sorted(left)}
 
     def do_closed_calls(self):
         """What a closed receiver does for each call (LIFE-6)."""

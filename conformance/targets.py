@@ -59,6 +59,28 @@ def held_by(target) -> dict:
     return dict(target)
 
 
+def nestable(torch, spec) -> bool:
+    """Names that a module and a nested TensorDict can hold: no name is a prefix of another,
+    and no part shadows an nn.Module attribute."""
+    names = [n for n, _, _ in spec]
+    plain = torch.nn.Module()
+    for n in names:
+        if any(o != n and o.startswith(n + ".") for o in names):
+            return False
+        if any(hasattr(plain, part) for part in n.split(".")):
+            return False
+    return True
+
+
+def usable_kind(torch, capabilities, kind, spec):
+    """The target kind a test asked for, or for a binding that takes no mapping target (no `mapping` capability)
+    the kind it declares instead (a TensorDict, a module), or None (the receiver's own weights): a test about
+    something else still runs. A test about mapping targets themselves asks for `needs("mapping")`."""
+    if kind != "mapping" or "mapping" in capabilities:
+        return kind
+    return next((k for k in ("tensordict", "module") if k in capabilities and nestable(torch, spec)), None)
+
+
 def build_target(torch, kind: str, spec):
     """(target, name -> tensor it holds) for a target of `kind` matching `spec` (API-3).
 

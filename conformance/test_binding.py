@@ -123,6 +123,7 @@ def test_logs_through_logging_and_prints_nothing(rigs, ws, capfd, caplog):
 
 
 @pytest.mark.req("CON-2")
+@pytest.mark.needs("wire")  # CON-2 is stated for the reference binding, whose handles carry a socket
 def test_fork_context_is_rejected(ws):
     try:
         s = ws.Sender(basic(0), 1, ctx=mp.get_context("fork"))
@@ -160,6 +161,7 @@ def _uncarriable(case: str) -> dict:
 
 
 @pytest.mark.req("SEC-7")
+@pytest.mark.needs("wire")  # what the wire cannot carry: a binding without the wire profile has no such bound
 @pytest.mark.parametrize("case", ["a lone surrogate in a name", "a name of 4,097 bytes",
                                   "a dtype Table 12-2 does not define", "65 dimensions"])
 def test_weights_the_wire_cannot_carry_are_refused_at_once(ws, case):

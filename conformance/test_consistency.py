@@ -76,6 +76,7 @@ def test_a_slot_named_by_an_unanswered_receive_is_not_rewritten(rigs):
 
 @pytest.mark.req("SLOT-2", "SLOT-4", "ACK-3")
 @pytest.mark.needs("pull")
+@pytest.mark.needs("mapping")
 def test_a_slot_being_applied_is_not_rewritten(rigs):
     """Versions 2 and 3 are published while receiver 0 is inside poll(), applying version 1.
 
@@ -142,7 +143,8 @@ def test_caller_tensors_are_never_shared_or_modified(rigs):
 
 @pytest.mark.req("CONS-5")
 @pytest.mark.parametrize("how, target", [
-    ("sync", "mapping"), ("async", "mapping"), ("sync", None),
+    pytest.param("sync", "mapping", marks=pytest.mark.needs("mapping")),
+    pytest.param("async", "mapping", marks=pytest.mark.needs("mapping")), ("sync", None),
     pytest.param("sync", "module", marks=pytest.mark.needs("module")),
     pytest.param("sync", "tensordict", marks=pytest.mark.needs("tensordict")),
 ])
@@ -320,6 +322,7 @@ def test_poll_waits_for_reading_blocks_in_other_threads(rigs):
 @pytest.mark.req("LIFE-5", "ZC-3", "ACK-3")
 @pytest.mark.needs("zero_copy")
 @pytest.mark.parametrize("target", [None, pytest.param("module", marks=pytest.mark.needs("module"))])
+@pytest.mark.needs("mapping")
 def test_a_closed_zero_copy_receiver_keeps_its_version(rigs, ws, target):
     """A zero-copy receiver closes holding version 1; the sender may then write its slot again (SLOT-2
     counts live receivers only), and does, for the versions sent after. Its weights, and a module

@@ -41,6 +41,7 @@ def test_error_in_apply_names_the_receiver(rigs, ws):
 
 
 @pytest.mark.req("SEND-7", "API-4", "SEND-3", "ACK-6")
+@pytest.mark.needs("mapping")
 def test_one_error_names_every_receiver_at_fault_with_its_cause(rigs, ws):
     """Receiver 1's apply fails, receiver 0 dies, receiver 2 is fine: one error names 0 and 1, each with why."""
     rig = rigs(basic(0), 3)
@@ -88,6 +89,7 @@ def test_a_failure_is_raised_before_the_silent_receivers_time_out(rigs, ws):
 
 @pytest.mark.req("SEND-3", "SEND-5")
 @pytest.mark.needs("pull")
+@pytest.mark.needs("mapping")
 def test_a_death_is_raised_by_wait_before_the_silent_receivers_time_out(rigs, ws):
     rig = rigs(basic(0), 2, modes=["push", "pull"])
     rig.workers[0].call("fault", ("slow", 5.0))  # killed mid-apply, before it can ack
@@ -374,6 +376,7 @@ def test_names_that_collide_once_nested_keys_are_flattened_are_refused(ws, rigs)
 
 
 @pytest.mark.req("SEND-7", "ACK-6", "API-4")
+@pytest.mark.needs("mapping")
 def test_receivers_that_fail_within_a_second_of_each_other_are_named_together(rigs, ws):
     """Receiver 1's apply fails at once, receiver 0's some 0.4 s later (its target pauses once, then no
     longer matches): a send collects answers for 1 s after its first failure (SEND-7), so its one error

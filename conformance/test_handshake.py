@@ -18,6 +18,7 @@ from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
 from .model import describe
+from .names import lacking
 from .rig import expect_error, expect_remote_error, spec_of, waited
 from .verdict import TooSlow, in_time
 
@@ -57,6 +58,8 @@ def handshake(ws, weights, target, mode="push", timeout=None, limit=None):
     """
     timeout = tm.T if timeout is None else timeout
     limit = tm.T + tm.SLACK if limit is None else limit
+    if isinstance(target, dict):
+        lacking(ws, "mapping")
     sender = ws.Sender(weights, 1)
     receiver = ws.Receiver(sender.handle(0), target, mode=mode)
     box = {}
@@ -128,6 +131,7 @@ def test_a_failed_apply_at_connect_is_answered(ws):
 
 
 @pytest.mark.req("INIT-6", "INIT-5")
+@pytest.mark.needs("mapping")  # the harness's unwritable fault is made for a mapping target
 def test_a_failed_apply_at_connect_is_answered_across_processes(rigs, ws):
     """As above, with the receiver in a worker process and a second receiver that stays silent."""
     if not hasattr(server.Server, "do_unwritable"):
@@ -212,6 +216,7 @@ def test_a_parameter_whose_data_changed_shape_is_refused_unwritten(ws):
 
 
 @pytest.mark.req("SM-R-8", "INIT-3", "ACK-6", "LIFE-6")
+@pytest.mark.needs("mapping")
 def test_stopped_is_true_exactly_in_stopped_failed_and_closed(rigs, ws):
     """new: false; failed (refused Init): true; live, an error ack included: false; closed: true."""
     rig = rigs(basic(0), 2, connect=False)
@@ -314,7 +319,8 @@ def test_a_tensor_reshaped_onto_its_own_storage_is_refused(ws):
 
 
 @pytest.mark.req("BAD-2", "BAD-4", "VER-2")
-@pytest.mark.parametrize("kind", [pytest.param("module", marks=pytest.mark.needs("module")), "mapping"])
+@pytest.mark.parametrize("kind", [pytest.param("module", marks=pytest.mark.needs("module")),
+                                  pytest.param("mapping", marks=pytest.mark.needs("mapping"))])
 def test_a_tensor_given_data_of_another_shape_is_refused_at_the_next_send(ws, kind):
     """The sender re-reads its weights object at each send (weights=None): after `t.data = x` on one of
     its tensors, with `x` of another shape and the same number of elements (one that a copy would

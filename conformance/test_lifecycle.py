@@ -72,6 +72,7 @@ def test_consumed_handle_cannot_be_pickled(rigs, ws):
 
 
 @pytest.mark.req("CON-2")
+@pytest.mark.needs("wire")  # CON-2 is stated for the reference binding, whose handles carry a socket
 def test_a_handle_inherited_by_fork_is_refused(ws):
     """A forked child holds every channel of its parent, so Receiver(handle) there, with the handle it inherited
     rather than got pickled, raises ProtocolError naming CON-2 (the child reports by its exit status)."""
@@ -109,6 +110,7 @@ def test_a_handle_inherited_by_fork_is_refused(ws):
 
 
 @pytest.mark.req("CON-3", "SM-S-5", "LIFE-2")
+@pytest.mark.needs("wire")  # pickled once: CON-3's rule for the reference binding, whose handles carry a socket
 def test_a_handle_reaches_one_process(rigs, ws):
     """A handle pickled into one worker's process is refused a second time, and by Receiver() where it was
     pickled away; handle(0) then gives a new one, which cuts the first process off and connects a new one."""
@@ -171,6 +173,7 @@ def test_receiver_ids_are_0_to_n_minus_1(ws):
 
 
 @pytest.mark.req("INIT-3", "SM-S-2", "SM-R-1", "LIFE-2", "SEND-4")
+@pytest.mark.needs("mapping")
 def test_target_mismatch_fails_the_handshake(rigs, ws):
     rig = rigs(basic(0), 2, connect=[0])
     wrong = [(n, d, (7,) if n == "w" else s) for n, d, s in spec_of(rig.weights)]
@@ -230,6 +233,7 @@ def test_receiver_connect_is_bounded(rigs):
 
 
 @pytest.mark.req("INIT-5", "INIT-3")
+@pytest.mark.needs("mapping")
 def test_connect_fails_at_once_when_a_receiver_refuses(rigs, ws):
     rig = rigs(basic(0), 2, connect=False)
     wrong = [(n, "float64" if n == "w" else d, s) for n, d, s in spec_of(rig.weights)]
@@ -317,6 +321,7 @@ def test_sender_close_stops_everyone_and_releases_everything(ws, pool):
 @pytest.mark.waits(2)
 @pytest.mark.req("INIT-4", "SLOT-2")
 @pytest.mark.needs("pull")
+@pytest.mark.needs("mapping")
 def test_ready_comes_after_the_init_version_is_applied(rigs, ws):
     """A slow apply of the Init's version: with two slots, the sender reuses version 0's slot
     for version 2 as soon as Ready(0) says that slot is no longer read."""
@@ -521,7 +526,7 @@ def _quietly(ws, fn, *args):
         pass
 
 
-@pytest.mark.req("LIFE-9", "LIFE-4", "LIFE-5")
+@pytest.mark.req("LIFE-9", "LIFE-4", "LIFE-5", "LIFE-6")
 @pytest.mark.parametrize("side", ["sender", pytest.param("receiver", marks=pytest.mark.needs("pull"))])
 def test_an_interrupt_at_any_line_leaves_close_bounded(ws, side):
     """KeyboardInterrupt raised at lines spread over the implementation's calls (its package, in this
@@ -548,5 +553,5 @@ def test_an_interrupt_at_any_line_leaves_close_bounded(ws, side):
             except Exception as e:  # noqa: BLE001 - close() is idempotent and does not raise (LIFE-4, LIFE-5)
                 raise AssertionError(f"LIFE-9 violated: after a KeyboardInterrupt at line {n} of {total} of the "
                                      f"{side}'s calls, the {what}'s close() raised {type(e).__name__}: {e}") from None
-        expect_error(ws, "ClosedError", s.handle, 0, ids="LIFE-9", limit=tm.SLACK,
+        expect_error(ws, "ClosedError", s.handle, 0, ids="LIFE-6", limit=tm.SLACK,
                      what=f"handle(0) on a sender closed after an interrupt at line {n} of {total}")

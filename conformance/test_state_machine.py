@@ -50,6 +50,7 @@ from .pool import RemoteFailure
 from .probes import child_processes, new_threads, shm_segments
 from .rig import Rig, check_receiver_error, spec_of
 from .targets import build_target
+from .targets import nestable as _nestable
 from .verdict import TooSlow, in_time
 
 N = 3
@@ -79,16 +80,7 @@ class Pending:
 
 
 def nestable(spec) -> bool:
-    """Names that a module and a nested TensorDict can hold: no name is a prefix of another,
-    and no part shadows an nn.Module attribute."""
-    names = [n for n, _, _ in spec]
-    plain = torch.nn.Module()
-    for n in names:
-        if any(o != n and o.startswith(n + ".") for o in names):
-            return False
-        if any(hasattr(plain, part) for part in n.split(".")):
-            return False
-    return True
+    return _nestable(torch, spec)
 
 
 
@@ -129,7 +121,8 @@ class Protocol(RuleBasedStateMachine):
             modes.append(data.draw(st.sampled_from(modes_ok), label=f"mode {i}"))
             zc = "zero_copy" in caps and data.draw(st.booleans(), label=f"zero_copy {i}")
             zero_copy.append(zc)
-            options = [None, *(["module"] if "module" in kinds else [])] if zc else [None, *kinds]
+            options = [None, *(["module"] if "module" in kinds else [])] if zc else \
+                [None, *(k for k in kinds if k != "mapping" or "mapping" in caps)]  # a target kind it takes
             targets.append(data.draw(st.sampled_from(options), label=f"target {i}"))
         self.shm_before = shm_segments()
         self.threads_before = {t.ident for t in threading.enumerate()}

@@ -88,6 +88,7 @@ def test_wait_times_out_and_can_wait_again(rigs, ws):
 
 @pytest.mark.req("VER-4", "ACK-4", "ACK-3")
 @pytest.mark.needs("push")
+@pytest.mark.needs("mapping")
 def test_ack_only_after_apply(rigs):
     """Applying is made slow (the target mapping pauses a second): the ack must still come after it (ACK-4)."""
     rig = rigs(basic(0), 1)
@@ -154,7 +155,7 @@ def test_slot_timeout_names_only_the_receivers_that_hold_slots(rigs, ws):
 
 @pytest.mark.req("ACK-3")
 @pytest.mark.needs("push")
-@pytest.mark.parametrize("target", [None, "mapping"])
+@pytest.mark.parametrize("target", [None, pytest.param("mapping", marks=pytest.mark.needs("mapping"))])
 def test_values_that_compare_equal_are_still_sent_bit_for_bit(rigs, target):
     """+0.0 then -0.0, and one NaN then another: equal (or unordered) as numbers, other bits. A receiver
     that skips a copy because the values compare equal does not hold what was published (ACK-3)."""

@@ -27,3 +27,20 @@ def test_a_rule_is_switched_off_by_name_or_by_its_requirement():
     machine = type("Protocol", (Protocol,), dict.fromkeys(off))
     assert issubclass(machine, RuleBasedStateMachine)
     assert _rules(machine) == _rules(Protocol) - {"handle_of_live", "drop"}
+
+
+def test_shrinking_a_failure_is_bounded_by_the_suite():
+    """A failing implementation's run ends in minutes: Hypothesis shrinks one failure for at most SHRINK_SECONDS
+    (scaled), not its own 300 s (the state machine against TorchRL's scheme spent 300 s there)."""
+    from hypothesis.internal.conjecture import engine
+
+    from conformance import conftest
+    from conformance import timing as tm
+
+    before = engine.MAX_SHRINKING_SECONDS
+    try:
+        engine.MAX_SHRINKING_SECONDS = 300
+        conftest._bound_shrinking()
+        assert engine.MAX_SHRINKING_SECONDS == min(300, conftest.SHRINK_SECONDS * tm.SCALE)
+    finally:
+        engine.MAX_SHRINKING_SECONDS = before

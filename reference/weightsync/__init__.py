@@ -29,7 +29,7 @@ __version__ = "1.1.0"
 
 #: Optional parts of the spec this implementation provides (conformance capabilities).
 CAPABILITIES = frozenset({"push", "pull", "module", "tensordict", "zero_copy", "cuda", "rendezvous", "network", "pack",
-                          "hooks", "cast", "wire", "drop"})
+                          "hooks", "cast", "wire", "drop", "mapping"})
 
 logging.getLogger("weightsync").addHandler(logging.NullHandler())
 
