@@ -96,7 +96,7 @@ class Server(ReaderCommands):
         The handle is kept for the next open (CON-3: it crosses to this process once)."""
         self.kept = handle
         out = {}
-        kinds = ["mapping", *(["tensordict"] if "tensordict" in self.ws.CAPABILITIES else [])]
+        kinds = [k for k in ("mapping", "tensordict") if k in self.ws.CAPABILITIES]
         for kind in kinds:
             try:
                 target, _ = build_target(self.torch, kind, spec)

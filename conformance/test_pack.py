@@ -197,7 +197,7 @@ def test_distinct_tensors_are_not_tied_even_when_empty(ws):
 
 
 @pytest.mark.req("API-8", "LAYOUT-3", "ACK-3")
-@pytest.mark.needs("cast", "push")
+@pytest.mark.needs("cast", "push", "mapping")
 @pytest.mark.parametrize("sizes", [(8,), (16, 5, 3)], ids=["one-array", "three-arrays"])
 def test_packed_weights_into_a_cast_slot_are_rounded_as_unpacked_ones_would_be(ws, sizes):
     """A packed fp32 trainer behind a receiver that asked for bf16 (dtypes=): after each send the receiver holds
