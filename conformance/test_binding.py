@@ -227,7 +227,7 @@ def test_a_done_callback_is_called_once_without_polling_and_may_call_the_sender(
     # In the calling thread only if the future was done when it was added (API-11); either thread when it turned
     # done meanwhile, since done() and add_done_callback() are two calls.
     assert calls[0][2] or not done_when_added, (
-        f"API-11 violated: a callback added to a done future ran in another thread, not at once in the caller's")
+        "API-11 violated: a callback added to a done future ran in another thread, not at once in the caller's")
     g = nested[0]
     if isinstance(g, ws.SyncTimeoutError):
         raise AssertionError(f"API-11 violated: send_async from a done callback timed out after {tm.T:.0f} s: the "
