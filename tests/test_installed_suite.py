@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -77,3 +78,16 @@ def test_a_run_stopped_by_sigterm_still_writes_its_report(tmp_path):
     assert data["interrupted"] is True, "".join(out)[-2000:]
     ran = [n for n, t in data["tests"].items() if t["outcome"] == "passed"]
     assert ran and len(ran) < 1 + 5, (ran, "".join(out)[-2000:])  # what ran, not the 6 tests asked for
+
+
+def test_the_conformance_page_states_the_suites_test_count():
+    """docs/conformance.md says how many tests the suite runs against the reference: the number it collects."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "conformance.md").read_text()
+    stated = re.search(r"against the reference runs (\d+) tests", page)
+    assert stated, "docs/conformance.md no longer states the suite's test count"
+    r = subprocess.run([sys.executable, "-m", "pytest", "conformance", "--collect-only", "-q", "-n", "0", "-p",
+                        "no:cacheprovider"], cwd=SUITE.parent, capture_output=True, text=True, timeout=180)
+    collected = re.search(r"(\d+) tests? collected", r.stdout)
+    assert collected, r.stdout[-2000:]
+    assert int(stated.group(1)) == int(collected.group(1)), (
+        f"docs/conformance.md says {stated.group(1)} tests; the suite collects {collected.group(1)}")
