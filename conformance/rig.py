@@ -13,7 +13,7 @@ import time
 from . import timing as tm
 from .bounds import HarnessError, bounded
 from .model import LIVE, Model, describe, diff
-from .names import RECEIVER_ERRORS
+from .names import RECEIVER_ERRORS, lacking
 from .pool import RemoteFailure
 from .targets import usable_kind
 from .verdict import TooSlow, in_time
@@ -72,11 +72,27 @@ class Rig:
         elif self.listen:
             Rig._count += 1
             kwargs["listen"] = f"unix:@conformance-rig-{os.getpid()}-{Rig._count}"
+        self._lacking(ws, listen)
         self.sender = ws.Sender(weights if source is None else source, n, **kwargs)
         self.model = Model(describe(weights), n)
         self.workers = pool.get(n)
         if connect:
             self.connect(range(n) if connect is True else connect)
+
+    def _lacking(self, ws, listen) -> None:
+        """What this rig uses that the binding does not declare makes the test not implemented (names.lacking):
+        the rig, not each test's marks, knows which modes, targets and listeners it asks for."""
+        for mode in sorted(set(self.modes)):
+            lacking(ws, mode)
+        if any(self.zero_copy):
+            lacking(ws, "zero_copy")
+        for t in self.targets:
+            if isinstance(t, tuple) and t[0] in ("module", "tensordict", "mapping"):
+                lacking(ws, t[0])
+        if listen:
+            lacking(ws, "rendezvous")
+            if listen == "tcp":
+                lacking(ws, "network")
 
     # ---- connecting -------------------------------------------------------------
 

@@ -103,7 +103,8 @@ class Server(ReaderCommands):
             except (KeyError, ValueError, RuntimeError):  # names a nested TensorDict cannot hold ("a", "a.0")
                 continue
             try:
-                rx = self.ws.Receiver(handle, target, zero_copy=True)
+                mode = "push" if "push" in self.ws.CAPABILITIES else "pull"  # a mode the binding takes
+                rx = self.ws.Receiver(handle, target, mode=mode, zero_copy=True)
             except ValueError:
                 out[kind] = "ValueError"
                 continue
@@ -246,7 +247,7 @@ class Server(ReaderCommands):
         if self.target is None:
             raise ValueError("fault needs a target")
         name = next(iter(self.tensors))
-        t = self.tensors[name]
+        t = self._held(name)
         dtype, shape = self.spec[name]
         torch = self.torch
         with torch.no_grad():
@@ -268,6 +269,22 @@ class Server(ReaderCommands):
                 raise ValueError(f"unknown fault {mode!r} for this target")
         return None
 
+    def _held(self, name: str):
+        """The tensor the target holds under `name` now: an implementation may have put another tensor there since
+        the target was built (TorchRL's scheme rebinds a module's tensors at connect), and a fault must reach
+        the one the next apply writes."""
+        tgt = self.target
+        if isinstance(tgt, ControlledMapping):
+            return tgt._tensors[name]
+        if isinstance(tgt, self.torch.nn.Module):
+            *path, leaf = name.split(".")
+            for part in path:
+                tgt = getattr(tgt, part)
+            return getattr(tgt, leaf)
+        if hasattr(tgt, "batch_size"):  # a TensorDict
+            return tgt.get(tuple(name.split(".")))
+        return self.tensors[name]
+
     def do_unwritable(self):
         """Give the target's first tensor one that matches the manifest but refuses in-place
         writes (made under inference_mode): applying into it fails for a reason other than
@@ -275,7 +292,7 @@ class Server(ReaderCommands):
         if self.target is None:
             raise ValueError("unwritable needs a target")
         name = next(iter(self.tensors))
-        t = self.tensors[name]
+        t = self._held(name)
         with self.torch.inference_mode():
             frozen = self.torch.zeros(t.shape, dtype=t.dtype)
         if isinstance(self.target, ControlledMapping):

@@ -346,7 +346,7 @@ def test_a_closed_zero_copy_receiver_keeps_its_version(rigs, ws, target):
 
 
 @pytest.mark.req("ZC-3", "ZC-1")
-@pytest.mark.needs("zero_copy")
+@pytest.mark.needs("zero_copy", "module")
 def test_zero_copy_weights_are_handed_out_outside_autograd(ws):
     """A zero-copy receiver's module, in this process: after connect and after a send, every parameter it
     rebound to the slot has requires_grad false, so no optimizer takes the slot's bytes for trainable ones."""

@@ -58,6 +58,7 @@ def handshake(ws, weights, target, mode="push", timeout=None, limit=None):
     """
     timeout = tm.T if timeout is None else timeout
     limit = tm.T + tm.SLACK if limit is None else limit
+    lacking(ws, mode)
     if isinstance(target, dict):
         lacking(ws, "mapping")
     sender = ws.Sender(weights, 1)

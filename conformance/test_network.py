@@ -26,7 +26,7 @@ from .probes import new_threads
 from .rig import expect_error, waited
 from .verdict import Inconclusive, TooSlow, WorkerLost, in_time
 
-pytestmark = pytest.mark.needs("network", "push")
+pytestmark = pytest.mark.needs("network", "rendezvous", "push")  # a TCP listen= is a rendezvous too
 
 
 def basic(seed=0):

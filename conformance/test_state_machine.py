@@ -988,7 +988,7 @@ def _replay(ws, pool, monkeypatch, spec, setup: dict, steps) -> None:
 
 
 @pytest.mark.req("SEND-5", "SEND-7", "API-9")
-@pytest.mark.needs("pull", "module", "tensordict", "drop")
+@pytest.mark.needs("push", "pull", "module", "tensordict", "drop")
 def test_a_wait_may_name_a_dropped_receiver_died_beside_a_held_one_timed_out(ws, pool, monkeypatch):
     """The steps Hypothesis found on a fresh clone (issue 39): receiver 1 held in reading(), a send_async to all,
     receiver 0 dropped, wait(0). The error may carry both causes (SEND-7): 0 `died` (dropped, API-9) and 1

@@ -76,7 +76,7 @@ def test_a_send_waiting_without_timeout_holds_up_no_other_thread(ws, rigs):
     assert sender.closed, "LIFE-4 violated: sender.closed is not True after close()"
 
 
-@pytest.mark.req("API-7", "LIFE-4")
+@pytest.mark.req("API-7", "LIFE-4", "INIT-5")
 @pytest.mark.needs("push")
 def test_a_connect_waiting_without_timeout_ends_at_close(ws, rigs):
     rig = rigs(basic(0), 2, connect=[0])
@@ -92,6 +92,11 @@ def test_a_connect_waiting_without_timeout_ends_at_close(ws, rigs):
 
     t = threading.Thread(target=connect, daemon=True)
     t.start()
+    time.sleep(0.1)
+    # A connect(None) with receiver 1 never started may not return before close (INIT-5): it has nothing to say.
+    assert t.is_alive() or isinstance(out.get("result"), Exception), (
+        f"INIT-5 violated: connect(None, workers=[1]) of a receiver never started ended with {out.get('result')!r} "
+        "before the sender closed")
     try:
         rig.send(basic(1), workers=[0], timeout=tm.T)  # another thread's send proceeds meanwhile
     except TooSlow as e:

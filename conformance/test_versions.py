@@ -139,7 +139,7 @@ def test_version_is_int(rigs):
 
 
 @pytest.mark.req("SLOT-3")
-@pytest.mark.needs("pull")
+@pytest.mark.needs("pull", "push")
 def test_slot_timeout_names_only_the_receivers_that_hold_slots(rigs, ws):
     """Receiver 1 holds a slot with an unanswered Receive; receiver 0, the target, holds none."""
     rig = rigs(basic(0), 2, modes=["push", "pull"], max_slots=2)

@@ -842,7 +842,7 @@ def test_an_init_lists_every_slot(ws, rigs, closing):
 
 
 @pytest.mark.req("INIT-1", "WIRE-4", "LIFE-1")
-@pytest.mark.needs("pull")
+@pytest.mark.needs("pull", "push")
 def test_an_init_with_more_handles_than_one_message_carries(ws):
     """A pull receiver that never polls pins a slot per version: after 260 versions a receiver that joins
     gets an Init with over 250 slot handles, more than one socket message can carry. It still arrives
