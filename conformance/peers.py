@@ -22,30 +22,17 @@ import msgpack
 
 from . import timing as tm
 from .bounds import HarnessError
+from .wire_schema import MAX_TO_RECEIVER as MAX_TO_RECEIVER  # WIRE-2's bounds, for the peers' callers
+from .wire_schema import MAX_TO_SENDER as MAX_TO_SENDER
+from .wire_schema import MESSAGES, canonical_keys
 
 LENGTH = struct.Struct(">I")
-MAX_TO_SENDER = 65536
-MAX_TO_RECEIVER = 64 * 1024 * 1024
-
-#: Table 12-1: each message's fields in canonical order (WIRE-3, WIRE-5).
-FIELDS = {
-    "Init": ("protocol", "receiver", "manifest", "slots", "version", "slot", "byteorder", "capabilities", "data_plane"),
-    "Ready": ("receiver", "version", "status", "detail", "holds_slot", "protocol", "capabilities"),
-    "Receive": ("version", "slot", "new_slots"),
-    "Ack": ("receiver", "version", "status", "detail"),
-    "Stop": (),
-    "Heartbeat": (),
-    "Hello": ("protocol", "nonce"),
-    "Join": ("receiver", "nonce", "proof"),
-    "Welcome": ("proof",),
-    "Refuse": ("detail",),
-}
-ENTRY = ("name", "dtype", "shape", "device", "offset", "nbytes")
+#: Table 12-1: each message's and record's fields in canonical order (WIRE-3, WIRE-5), from the suite's one schema.
+FIELDS = {kind: canonical_keys(kind) for kind in MESSAGES}
+ENTRY, SLOTINFO, DATA_PLANE = (canonical_keys(r) for r in ("Entry", "SlotInfo", "data_plane"))
 #: Table 12-2: the dtypes of the wire and the size of one element of each, in bytes.
 ITEMSIZE = {"bool": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint8": 1, "float16": 2, "bfloat16": 2,
             "float32": 4, "float64": 8, "complex64": 8, "complex128": 16}
-SLOTINFO = ("slot", "device", "nbytes", "ipc")
-DATA_PLANE = ("backend", "store", "prefix", "nbytes", "timeout_ms", "lease_ms")
 #: MSG-4: legal in both directions on every channel once the join is done, and ignored.
 HEARTBEAT = {"type": "Heartbeat"}
 
@@ -230,6 +217,18 @@ class WireSocket:
             return True
         return False
 
+    def answer_before_close(self, bound: float, ignore=()) -> dict | None:
+        """The first message, other than those whose type is in `ignore`, that comes before the peer closes the
+        connection; None once it closed without one. HarnessError if it did neither within `bound` seconds."""
+        end = time.monotonic() + bound
+        try:
+            while True:
+                msg, _ = self.recv(max(0.0, end - time.monotonic()))
+                if msg.get("type") not in ignore:
+                    return msg
+        except (PeerClosed, ConnectionResetError):
+            return None
+
     def close(self) -> None:
         for fd in self._fds:
             os.close(fd)
@@ -351,11 +350,15 @@ class Joiner(ScriptedReceiver):
         self.slot_fds = {}
         self.hello, _ = self.expect("Hello", bound)
 
+    def join_message(self) -> dict:
+        """The Join this joiner sends: its id, a fresh nonce, the proof of its secret over both nonces (RDV-3)."""
+        self.nonce = os.urandom(32)
+        return {"type": "Join", "receiver": self.rid, "nonce": self.nonce,
+                "proof": proof(self.secret, JOIN_LABEL, self.hello["nonce"], self.nonce, self.rid)}
+
     def join(self, bound: float | None = None) -> dict:
         """Sends Join; returns the answer (Welcome or Refuse), checking Welcome's proof (RDV-7)."""
-        self.nonce = os.urandom(32)
-        self.send({"type": "Join", "receiver": self.rid, "nonce": self.nonce,
-                   "proof": proof(self.secret, JOIN_LABEL, self.hello["nonce"], self.nonce, self.rid)})
+        self.send(self.join_message())
         answer, _ = self.recv(bound)
         return answer
 
@@ -393,11 +396,14 @@ class ScriptedSender:
     def url(self, rid: int) -> str:
         return f"unix:@{self.name}?receiver={rid}&secret={self.secret(rid).hex()}"
 
-    def accept(self, bound: float | None = None, drop: str | None = None) -> WireSocket | None:
+    def accept(self, bound: float | None = None, drop: str | None = None,
+               instead: tuple[str, dict] | None = None) -> WireSocket | None:
         """Runs the sender's side of a join; the session's socket once welcomed, None once refused.
 
         `drop`: "before Hello" or "after Join" closes the connection there and returns None, as a sender that
-        bounds its joins under way, or runs one out of time, does (RDV-6)."""
+        bounds its joins under way, or runs one out of time, does (RDV-6). `instead`: ("Hello", payload) sends
+        that payload in place of Hello, ("Welcome", payload) in place of the answer to a right Join; either
+        way the socket is returned, open, after it."""
         bound = tm.BOUND if bound is None else bound
         if not readable(self.sock, bound):
             raise HarnessError(f"no receiver connected within {bound:.1f} s")
@@ -408,6 +414,9 @@ class ScriptedSender:
         s = WireSocket(conn, MAX_TO_SENDER)
         nonce = os.urandom(32)
         hello = {"type": "Hello", "protocol": self.protocol, "nonce": nonce}
+        if instead is not None and instead[0] == "Hello":
+            s.send(instead[1])
+            return s
         if self.hello_size is not None:  # a Hello padded with an unknown field, as a squatter might send
             s.send_raw(frame(padded(hello, self.hello_size)))
             return s
@@ -421,6 +430,9 @@ class ScriptedSender:
         rid = join["receiver"]
         good = proof(self.secret(rid), JOIN_LABEL, nonce, join["nonce"], rid)
         assert join["proof"] == good, "RDV-3 violated: the receiver's Join proof is not HMAC(secret, ...) as specified"
+        if instead is not None:
+            s.send(instead[1])
+            return s
         if self.welcome == "refuse":
             s.send({"type": "Refuse", "detail": "refused: unknown receiver id or wrong secret"})
             s.close()
@@ -491,6 +503,15 @@ def layout(arrays: list[tuple[str, str, tuple, bytes]], gap: int = 0) -> tuple[l
 def init(rid: int, manifest, slots: list[dict], version: int, slot: int, protocol: str = "1.1") -> dict:
     return {"type": "Init", "protocol": protocol, "receiver": rid, "manifest": manifest, "slots": slots,
             "version": version, "slot": slot, "byteorder": sys.byteorder, "capabilities": [], "data_plane": None}
+
+
+def handles_listed(msg: dict) -> int:
+    """How many handles WIRE-4 has a frame carry: one per listed slot (Init's `slots`, Receive's `new_slots`)
+    whose `ipc` is empty, read as literally from a payload that may break WIRE-3 as from a legal one."""
+    slots = msg.get("slots", msg.get("new_slots"))
+    if not isinstance(slots, list):
+        return 0
+    return sum(1 for s in slots if isinstance(s, dict) and s.get("ipc", []) == [])
 
 
 def slotinfo(sid: int, nbytes: int) -> dict:

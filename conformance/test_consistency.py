@@ -8,10 +8,11 @@ import torch
 from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
-from .model import describe, digest
+from .clauses import occurred
+from .model import describe, diff, digest
 from .probes import new_fds, open_fds
 from .rig import expect_error, waited
-from .verdict import TooSlow, WorkerLost
+from .verdict import Inconclusive, TooSlow, WorkerLost
 
 pytestmark = pytest.mark.needs("push")
 
@@ -168,7 +169,7 @@ def test_subset_send_leaves_others_alone(rigs, how, target):
     rig.check()
 
 
-@pytest.mark.req("ZC-1", "ZC-2", "SLOT-2", "ACK-3")
+@pytest.mark.req("ZC-1", "ZC-2", "SLOT-2", "ACK-3", "CONS-5")
 @pytest.mark.needs("zero_copy")
 def test_zero_copy_slot_is_not_rewritten_while_held(rigs):
     rig = rigs(basic(0), 2, zero_copy=[True, False], targets=None)
@@ -177,11 +178,64 @@ def test_zero_copy_slot_is_not_rewritten_while_held(rigs):
         rig.send(basic(k), workers=[1])
         v, d = rig.workers[0].call("snapshot")
         assert v == 1 and d == rig.model.published[1], (
-            f"ZC-2 violated: the zero-copy receiver 0 holds version 1 but after a send of {k} to [1] "
+            f"ZC-2, CONS-5 violated: the zero-copy receiver 0 holds version 1 but after a send of {k} to [1] "
             f"it shows version {v} with {'other' if d != rig.model.published[1] else 'the same'} bytes"
         )
     rig.send(basic(6))
     rig.check()
+
+
+@pytest.mark.req("ZC-2", "ACK-6", "ACK-7", "SLOT-3")
+@pytest.mark.needs("zero_copy", "module")
+def test_an_error_ack_of_a_zero_copy_receiver_keeps_both_its_slots_held(rigs, ws):
+    """Receiver 0 (zero-copy, a module target) fails an apply: it may still read the slot it held and the
+    failed version's (ZC-2), so with max_slots=3 one more version can go to receiver 1 and the next finds no
+    free slot; receiver 0's tensors, left bound to the held slot (ACK-7), keep that version's bytes. Its next ok
+    Ack ends both holds: the slots then serve receiver 1 again (shown first, on an earlier failure)."""
+    rig = rigs(basic(0), 2, zero_copy=[True, False], targets=["module", "mapping"], max_slots=3)
+    w0 = rig.workers[0]
+
+    def fail(k: int) -> None:
+        """Receiver 0's apply of version k fails (its target stops matching, then is mended)."""
+        w0.call("fault", "raise")
+        e = expect_error(ws, "ReceiverError", rig.sender.send, basic(k), timeout=tm.T, ids="ACK-6",
+                         what=f"send of {k} to a zero-copy receiver whose apply fails", naming=[0])
+        assert e.causes == {0: "error"}, f"ACK-6 violated: receiver 0's failed apply gave causes {e.causes}"
+        occurred("ZC-2.b")
+        rig.model.publish(describe(basic(k)), [0, 1])
+        rig.model.failed_apply(0, k)
+        w0.call("fault", None)  # its tensors are the held slot's views again: ACK-7 rebound none of them
+
+    def still_holds(v: int, after: str) -> None:
+        _, _, held = w0.call("snapshot", with_target=True)
+        assert held == rig.model.published[v], (
+            f"ZC-2 violated: receiver 0's zero-copy tensors view the slot of version {v}, which it holds, but after "
+            f"{after} they show other bytes: {diff(rig.model.published[v], held)}")
+
+    def third_slot(k: int) -> None:
+        try:
+            f = rig.send_async(basic(k))
+        except TooSlow as err:  # no free slot in T
+            raise Inconclusive(f"with receiver 0 holding two slots, version {k} found no slot: a sender MAY allocate "
+                               f"no third one (SLOT-3), and then the holds cannot be told apart: {err}") from None
+        waited(f, "SEND-5")
+        for i in (0, 1):
+            rig.model.acked(i, k)
+
+    fail(1)  # holds version 0's slot and version 1's
+    third_slot(2)  # its ok Ack ends both holds (ZC-2)
+    for k in (3, 4):  # two versions to receiver 1 alone: both slots held before are free again
+        rig.send(basic(k), workers=[1])
+        still_holds(2, f"a send of {k} to receiver 1")
+    fail(5)  # holds version 2's slot and version 5's, the latest
+    rig.send(basic(6), workers=[1])  # into the third slot
+    still_holds(2, "a send of 6 to receiver 1")
+    expect_error(ws, "SyncTimeoutError", rig.sender.send, basic(7), workers=[1], timeout=tm.SHORT, ids="ZC-2",
+                 what="send of 7 to receiver 1 while receiver 0 may still read the slots of versions 2 (held) and 5 "
+                      "(failed) and version 6 is the latest, with max_slots=3", naming=[0], limit=tm.SHORT + tm.SLACK)
+    assert rig.sender.version == 6, f"SLOT-3 violated: a send with no free slot left version {rig.sender.version}"
+    still_holds(2, "the send of 7 that found no slot")
+    rig.check([1])
 
 
 @pytest.mark.req("ZC-3", "SLOT-4", "BAD-4", "SEC-6")

@@ -100,7 +100,7 @@ def close(*objs):
             pass
 
 
-@pytest.mark.req("INIT-6", "INIT-5", "SM-R-8", "SM-S-2")
+@pytest.mark.req("INIT-6", "INIT-5", "SM-R-8", "SM-S-2", "SM-R-1")
 def test_a_failed_apply_at_connect_is_answered(ws):
     """The target matches the manifest, but writing it raises: Ready(error), not silence."""
     weights = basic(0)
@@ -125,7 +125,7 @@ def test_a_failed_apply_at_connect_is_answered(ws):
             f"INIT-6 violated: the receiver's ReceiverError says workers {err.workers}, version {err.version}, "
             f"details {err.details}; expected [0], the Init's version 0, and why"
         )
-        assert receiver.stopped is True, "SM-R-8 violated: a receiver that answered Ready(error) is not stopped"
+        assert receiver.stopped is True, "SM-R-8, SM-R-1 violated: a receiver that answered Ready(error) is not stopped"
         assert receiver.version is None, f"INIT-6 violated: a receiver that failed its handshake holds {receiver.version}"
     finally:
         close(receiver, sender)
@@ -157,7 +157,7 @@ def test_a_failed_apply_at_connect_is_answered_across_processes(rigs, ws):
     assert state == {"version": None, "stopped": True}, f"SM-R-8 violated: after Ready(error) the receiver shows {state}"
 
 
-@pytest.mark.req("ACK-7", "ACK-6", "SM-R-8")
+@pytest.mark.req("ACK-7", "ACK-6", "SM-R-8", "INIT-3")
 @pytest.mark.needs("pull")
 def test_a_target_entry_replaced_by_another_shape_is_refused_unwritten(ws):
     """Pull mode, mapping target: the check runs at each apply, on the mapping as it is now."""
@@ -188,7 +188,7 @@ def test_a_target_entry_replaced_by_another_shape_is_refused_unwritten(ws):
         close(receiver, sender)
 
 
-@pytest.mark.req("ACK-7", "ACK-6")
+@pytest.mark.req("ACK-7", "ACK-6", "INIT-3")
 @pytest.mark.needs("push", "module")
 def test_a_parameter_whose_data_changed_shape_is_refused_unwritten(ws):
     """Push mode, module target: assigning a parameter's `.data` is seen at the next apply."""

@@ -68,14 +68,16 @@ def test_consumed_handle_cannot_be_pickled(rigs, ws):
     except (HarnessError, ws.SyncTimeoutError) as e:
         raise TooSlow(f"INIT-4 violated: a healthy receiver's handshake did not complete: {e}") from None
     expect_remote_ok(rig.workers[0].result(), ids="INIT-4", what="receiver.connect")
-    expect_error(ws, "ProtocolError", pickle.dumps, h, ids="LIFE-2", what="pickling a handle consumed by connect()")
+    expect_error(ws, "LocalProtocolError", pickle.dumps, h, ids="LIFE-2",
+                 what="pickling a handle consumed by connect()")
 
 
 @pytest.mark.req("CON-2")
 @pytest.mark.needs("wire")  # CON-2 is stated for the reference binding, whose handles carry a socket
 def test_a_handle_inherited_by_fork_is_refused(ws):
     """A forked child holds every channel of its parent, so Receiver(handle) there, with the handle it inherited
-    rather than got pickled, raises ProtocolError naming CON-2 (the child reports by its exit status)."""
+    rather than got pickled, raises LocalProtocolError naming CON-2 and the start methods to use, spawn and
+    forkserver (the child reports by its exit status)."""
     import os
     import signal
 
@@ -88,8 +90,14 @@ def test_a_handle_inherited_by_fork_is_refused(ws):
             try:
                 ws.Receiver(h)
                 code = 1
-            except ws.ProtocolError as e:
-                code = 0 if "CON-2" in str(e) else 2
+            except ws.LocalProtocolError as e:
+                code = 0
+                if "CON-2" not in str(e):
+                    code = 2
+                elif not all(method in str(e) for method in ("spawn", "forkserver")):
+                    code = 5
+            except ws.ProtocolError:
+                code = 6
             except BaseException:  # noqa: BLE001
                 code = 4
             finally:
@@ -103,13 +111,16 @@ def test_a_handle_inherited_by_fork_is_refused(ws):
             raise TooSlow(f"CON-2 violated: Receiver(handle) in a forked child did not return within {tm.T:.0f} s")
         code = os.waitstatus_to_exitcode(done[1])
         assert code == 0, ("CON-2 violated: Receiver(handle) in a forked child, with the handle it inherited, "
-                           + {1: "was accepted", 2: "raised ProtocolError without naming CON-2",
-                              4: "raised another error"}.get(code, f"ended the child with status {code}"))
+                           + {1: "was accepted", 2: "raised LocalProtocolError without naming CON-2",
+                              4: "raised another error",
+                              5: "raised LocalProtocolError naming no start method to use (spawn, forkserver)",
+                              6: "raised a ProtocolError that is not a LocalProtocolError"}.get(
+                                  code, f"ended the child with status {code}"))
     finally:
         s.close()
 
 
-@pytest.mark.req("CON-3", "SM-S-5", "LIFE-2")
+@pytest.mark.req("CON-3", "SM-S-5", "LIFE-2", "SM-R-3")
 @pytest.mark.needs("wire")  # pickled once: CON-3's rule for the reference binding, whose handles carry a socket
 def test_a_handle_reaches_one_process(rigs, ws):
     """A handle pickled into one worker's process is refused a second time, and by Receiver() where it was
@@ -130,8 +141,10 @@ def test_a_handle_reaches_one_process(rigs, ws):
     status, value = rig.workers[0].result(tm.T + tm.SLACK)
     if status == "ok":
         raise AssertionError(f"CON-3 violated: the process holding the replaced handle connected (version {value})")
-    in_time(not value.isa("SyncTimeoutError"), f"CON-3 violated: the process holding the replaced handle waited out "
-                                               f"its connect() ({value}) instead of reading end of channel")
+    in_time(not value.isa("SyncTimeoutError"), f"CON-3, SM-R-3 violated: the process holding the replaced handle "
+                                               f"waited out its connect() ({value}) instead of reading end of channel")
+    state = rig.workers[0].call("state")  # end of channel moved that receiver, new, to stopped (SM-R-3)
+    assert state["stopped"] is True, f"SM-R-3 violated: a receiver whose channel ended before any Init shows {state}"
     rig.model.reset(0)
     try:
         rig.connect([0], handles={0: fresh})
@@ -147,7 +160,7 @@ def test_a_handle_reaches_one_process(rigs, ws):
 @pytest.mark.req("LIFE-3", "SM-S-5")
 def test_no_new_handle_for_a_live_receiver(rigs, ws):
     rig = rigs(basic(0), 1)
-    expect_error(ws, "ProtocolError", rig.sender.handle, 0, ids="LIFE-3", what="handle(0) for a live receiver")
+    expect_error(ws, "LocalProtocolError", rig.sender.handle, 0, ids="LIFE-3", what="handle(0) for a live receiver")
     rig.send(basic(1))
     rig.check()
 
@@ -172,7 +185,7 @@ def test_receiver_ids_are_0_to_n_minus_1(ws):
         raise AssertionError(f"ROLE-1 violated: Sender(weights, {n}) was accepted")
 
 
-@pytest.mark.req("INIT-3", "SM-S-2", "SM-R-1", "LIFE-2", "SEND-4")
+@pytest.mark.req("INIT-3", "SM-S-2", "SM-R-1", "LIFE-2", "SEND-4", "VER-2", "SM-S-5")
 @pytest.mark.needs("mapping")
 def test_target_mismatch_fails_the_handshake(rigs, ws):
     rig = rigs(basic(0), 2, connect=[0])
@@ -184,11 +197,13 @@ def test_target_mismatch_fails_the_handshake(rigs, ws):
     assert e.details.get(1), f"INIT-3 violated: ReceiverError carries no detail for receiver 1: {e.details}"
     expect_remote_error(rig.workers[1].result(), "WeightsMismatchError", ids="INIT-3", what="receiver.connect with a mismatching target")
     rig.model.peers[1].state = "failed"
-    expect_error(ws, "ReceiverError", rig.sender.send, basic(1), timeout=tm.T, ids="SEND-4",
-                 what="send to a failed receiver", naming=[1])
+    e = expect_error(ws, "ReceiverError", rig.sender.send, basic(1), timeout=tm.T, ids="SEND-4",
+                     what="send to a failed receiver", naming=[1])
+    assert e.version is None, (f"SEND-4 violated: the error of a send refused for failed receiver 1 carries version "
+                               f"{e.version}, not None")
     assert rig.sender.version == 0, "VER-2 violated: a send refused for a failed receiver consumed a version"
     rig.send(basic(1), workers=[0])
-    rig.restart(1)  # a failed receiver gets a new handle (LIFE-2, SM-S-5)
+    rig.restart(1)  # a failed receiver gets a new handle, which resets it; a new process connects (LIFE-2, SM-S-5)
     rig.send(basic(2))
     rig.check()
 

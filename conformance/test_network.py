@@ -14,13 +14,15 @@ import socket
 import threading
 import time
 
+import msgpack
 import pytest
 
 from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
+from .clauses import occurred
 from .model import describe
-from .peers import Joiner, ack, ready
+from .peers import HEARTBEAT, LENGTH, Joiner, ack, ready
 from .pool import RemoteFailure
 from .probes import new_threads
 from .rig import expect_error, waited
@@ -79,6 +81,112 @@ def test_times_a_caller_chose_reach_init_and_bad_ones_are_refused(ws, closing):
         raise AssertionError(f"API-10 violated: Sender(..., {bad}) did not raise ValueError")
 
 
+class _Relay:
+    """A TCP relay between one receiver under test and its sender: it passes every byte on unchanged and notes
+    when each frame went by, and what it said, in each direction ("up": from the receiver). The join's proofs
+    bind the nonces and the receiver id, never an address, so a receiver joins through it as it would directly;
+    its data plane (Init's store) does not pass through it."""
+
+    def __init__(self, upstream: str):
+        host, _, port = upstream.removeprefix("tcp://").rpartition(":")
+        self.upstream = (host.strip("[]"), int(port))
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.address = f"tcp://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.frames: dict[str, list[tuple[float, dict]]] = {"up": [], "down": []}
+        self.conns: list[socket.socket] = []
+        self.threads = [threading.Thread(target=self._accept, daemon=True, name="conformance-relay")]
+        self.threads[0].start()
+
+    def url(self, url: str) -> str:
+        """The sender's URL for a receiver, pointing at the relay."""
+        return self.address + url[url.index("?"):]
+
+    def _accept(self) -> None:
+        try:
+            down, _ = self.sock.accept()
+            up = socket.create_connection(self.upstream, tm.BOUND)
+        except OSError:
+            return
+        up.settimeout(None)
+        self.conns += [down, up]
+        for src, dst, way in ((down, up, "up"), (up, down, "down")):
+            t = threading.Thread(target=self._pump, args=(src, dst, way), daemon=True, name="conformance-relay")
+            t.start()
+            self.threads.append(t)
+
+    def _pump(self, src: socket.socket, dst: socket.socket, way: str) -> None:
+        buf = bytearray()
+        try:
+            while data := src.recv(1 << 16):
+                dst.sendall(data)
+                buf += data
+                while len(buf) >= 4 and len(buf) >= 4 + (n := LENGTH.unpack_from(buf)[0]):
+                    try:
+                        msg = msgpack.unpackb(bytes(buf[4:4 + n]), raw=False, strict_map_key=False)
+                    except Exception:  # noqa: BLE001 - judged by the wire tests, not here
+                        msg = None
+                    del buf[:4 + n]
+                    self.frames[way].append((time.monotonic(), msg if isinstance(msg, dict) else {}))
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def seen(self, way: str, kind: str) -> dict | None:
+        return next((m for _, m in list(self.frames[way]) if m.get("type") == kind), None)
+
+    def between(self, way: str, t0: float, t1: float) -> list[float]:
+        return [t for t, _ in list(self.frames[way]) if t0 <= t <= t1]
+
+    def close(self) -> None:
+        for s in (self.sock, *self.conns):
+            s.close()
+        for t in self.threads:
+            t.join(tm.BOUND)
+
+
+@pytest.mark.waits(3)
+@pytest.mark.req("API-10", "NET-4")
+def test_a_short_lease_makes_both_sides_speak_more_often(ws, rigs, closing):
+    """Sender(lease=1, heartbeat=0.2): receiver 0 joins through a relay that times every frame. Idle for two
+    leases, the receiver speaks at least every fifth of Init's lease (0.2 s, NET-4) and the sender every
+    `heartbeat` (API-10), counted with a factor 2 to spare; both leases hold, and the next send reaches it. At
+    the default 5 s lease a receiver that ignores lease_ms (a 1 s heartbeat) speaks just as often."""
+    lease, beat = 1.0, 0.2
+    rig = rigs(basic(0), 1, connect=False, listen="tcp")
+    try:
+        sender = ws.Sender(rig.weights, 1, listen="tcp://127.0.0.1:0", lease=lease, heartbeat=beat)
+    except TypeError as e:
+        pytest.skip(f"the binding's Sender takes no network times (API-10 is optional): {e}")
+    rig.sender.close()
+    rig.sender = sender
+    relay = _Relay(sender.address)
+    closing(relay)
+    rig.connect([0], handles={0: relay.url(sender.url(0))})
+    plane = (relay.seen("down", "Init") or {}).get("data_plane") or {}
+    assert plane.get("lease_ms") == 1000, f"API-10 violated: lease=1 was announced in Init's data_plane as {plane}"
+    occurred("API-10.b")
+    window = 2 * lease * tm.SCALE
+    t0 = time.monotonic()
+    time.sleep(window)  # idle: what each side sends now is its heartbeats
+    t1 = time.monotonic()
+    up, down = (len(relay.between(way, t0, t1)) for way in ("up", "down"))
+    in_time(up >= window / (lease / 5) / 2,
+            f"API-10, NET-4 violated: under a lease of {lease:g} s (Init's lease_ms 1000) the receiver sent {up} frames "
+            f"in {window:.1f} s of idleness; it must send Heartbeat whenever silent for a fifth of the lease "
+            f"({lease / 5:g} s), about {window / (lease / 5):.0f} frames")
+    in_time(down >= window / beat / 2,
+            f"API-10 violated: with heartbeat={beat:g} the sender sent {down} frames in {window:.1f} s of idleness; "
+            f"it must send Heartbeat whenever silent for {beat:g} s, about {window / beat:.0f} frames")
+    state = rig.workers[0].call("state")
+    assert state["stopped"] is False, f"NET-4 violated: a receiver that kept the short lease stopped: {state}"
+    rig.send(basic(1))
+    rig.check()
+
+
 @pytest.mark.req("NET-1", "WIRE-4", "WIRE-6")
 def test_a_tcp_init_names_the_data_plane_and_carries_no_handle(ws, rigs, closing):
     rig = rigs(basic(0), 1, connect=False, listen="tcp")
@@ -102,14 +210,17 @@ def _joined(rig, k: int, closing) -> tuple[Joiner, dict]:
     return j, j.handshake(answer=False)
 
 
-def _joins_complete(ws, rig, ids: list[int]) -> None:
+def _joins_complete(ws, rig, ids: list[int], rule: str = "NET-2") -> None:
     """sender.connect(workers=ids) of scripted receivers that built their side and took their first transfer
-    completes within the bound (NET-2); missing it is a matter of time."""
+    completes within the bound (NET-2); missing it is a matter of time, any error a violation of `rule`."""
     try:
         bounded(rig.sender.connect, tm.T, workers=ids, limit=tm.T + tm.SLACK, what=f"connect(workers={ids})")
     except (HarnessError, ws.SyncTimeoutError) as e:
-        raise TooSlow(f"NET-2 violated: the join of scripted receiver(s) {ids}, which built their side and took "
+        raise TooSlow(f"{rule} violated: the join of scripted receiver(s) {ids}, which built their side and took "
                       f"their first transfer, did not complete: {e}") from None
+    except Exception as e:  # noqa: BLE001 - a healthy join refused
+        raise AssertionError(f"{rule} violated: connect(workers={ids}) of scripted receivers that built their side "
+                             f"and took their first transfer raised {type(e).__name__}: {e}") from None
 
 
 def _heartbeats(j: Joiner, k: int, stop: threading.Event) -> threading.Thread:
@@ -201,27 +312,31 @@ def _check_transfer(data: bytes, init: dict, weights: dict, version) -> None:
                              f"{entry['offset']} other bytes than the weights published (WIRE-8 layout)")
 
 
-@pytest.mark.req("NET-2", "WIRE-8")
+@pytest.mark.req("NET-2", "WIRE-8", "MSG-4")
 def test_each_transfer_is_the_version_laid_out_as_a_slot_in_nbytes(ws, rigs, closing):
     """A scripted receiver joins; its rank takes the transfer of Init's version and of the next Receive's into
     buffers of exactly Init's `nbytes`. Each holds its version's weights laid out as on a Unix slot (WIRE-8); one
-    longer than `nbytes` ends the receiving process (gloo), which the suite names."""
+    longer than `nbytes` ends the receiving process (gloo), which the suite names. It sends a Heartbeat just
+    before its Ready and just before its Ack, and every 0.3 s meanwhile: over TCP as on Unix the sender ignores
+    them, connecting or live (MSG-4)."""
     w0, w1 = basic(0), basic(1)
     rig = rigs(w0, 1, connect=False, listen="tcp")
     j, init = _joined(rig, 0, closing)
     rank = _Rank(rig, 0, init["data_plane"])
     _check_transfer(rank.join(init["version"]), init, w0, init["version"])
+    j.send(HEARTBEAT)  # the sender's view of it: connecting
     j.send(ready(0, init["version"]))
     stop = threading.Event()
     _heartbeats(j, 0, stop)
     try:
-        _joins_complete(ws, rig, [0])
+        _joins_complete(ws, rig, [0], "MSG-4, NET-2")
         f = rig.send_async(w1)
         receive = j.recv_past_heartbeats(tm.T)[0]
-        assert receive.get("type") == "Receive", f"NET-2 violated: receiver 0 got {describe(receive)}, not Receive"
+        assert receive.get("type") == "Receive", f"NET-2 violated: receiver 0 got {receive!r:.120}, not Receive"
         _check_transfer(rank.take(receive["version"]), init, w1, receive["version"])
+        j.send(HEARTBEAT)  # live, with a Receive pending
         j.send(ack(0, receive["version"]))
-        waited(f, "NET-2")
+        waited(f, "NET-2, MSG-4")
     finally:
         stop.set()
 
@@ -264,7 +379,7 @@ def test_each_receiver_has_a_store_of_its_own_that_ends_after_its_first_transfer
                              f"still run {tm.REACTION + tm.SLACK:.0f} s after their first transfer")
         f = rig.send_async(basic(1), workers=[0, 1])
         receive = joiners[1].recv_past_heartbeats(tm.T)[0]
-        assert receive.get("type") == "Receive", f"NET-2 violated: receiver 1 got {describe(receive)}, not Receive"
+        assert receive.get("type") == "Receive", f"NET-2 violated: receiver 1 got {receive!r:.120}, not Receive"
         ranks[1].take(receive["version"])  # the group outlives its store (NET-6)
         joiners[1].send(ack(1, receive["version"]))
         waited(f, "NET-6")

@@ -224,7 +224,7 @@ def test_packed_weights_into_a_cast_slot_are_rounded_as_unpacked_ones_would_be(w
         receiver.close()
 
 
-@pytest.mark.req("API-8", "ACK-7")
+@pytest.mark.req("API-8", "ACK-7", "INIT-3")
 @pytest.mark.needs("module", "push")
 def test_a_packed_target_whose_tensor_changed_shape_refuses_the_apply(ws):
     """A receiver into a packed module whose caller then gave one parameter another shape through `.data`: the

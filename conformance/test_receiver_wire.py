@@ -23,12 +23,14 @@ import time
 import pytest
 
 from . import timing as tm
+from .clauses import occurred
 from .peers import (
     ITEMSIZE,
     MAX_TO_RECEIVER,
     PeerClosed,
     ScriptedSender,
     frame,
+    handles_listed,
     init,
     layout,
     pack,
@@ -37,6 +39,7 @@ from .peers import (
     with_odd_fields,
 )
 from .verdict import HarnessError, TooSlow, in_time
+from .wire_schema import negatives
 
 #: The binding's Receiver here joins the scripted sender by URL and speaks the wire profile in push mode
 #: (a receiver program, --receiver-cmd, is judged by its wire alone: program mode runs these whatever it declares).
@@ -97,12 +100,15 @@ class Subject:
             self.worker.submit("follow", url, "push", bound)
 
     def finish(self, bound: float | None = None) -> dict:
-        """{"applied": [(version, sha256)], "stopped": bool, "error": text or None}."""
+        """{"applied": [(version, sha256)], "stopped": bool, "error": text or None, "kinds": the binding's error
+        classes the error is an instance of (None for a program, which prints only text)}."""
         bound = answer_bound() if bound is None else bound
         if self.worker is not None:
             status, value = self.worker.result(bound + tm.SLACK)
             assert status == "ok", f"the receiver's worker failed: {value}"
-            value["error"] = None if value["error"] is None else str(value["error"])
+            error = value["error"]
+            value["kinds"] = () if error is None else (*error.kinds, error.type)
+            value["error"] = None if error is None else str(error)
             return value
         try:
             out, _ = self.proc.communicate(timeout=bound)
@@ -113,7 +119,8 @@ class Subject:
                           "the test (after 'stopped' or 'error' it must exit on its own)") from None
         lines = out.splitlines()
         errors = [line[6:] for line in lines if line.startswith("error ")]
-        return {"applied": _applied(out), "stopped": "stopped" in lines, "error": errors[0] if errors else None}
+        return {"applied": _applied(out), "stopped": "stopped" in lines, "error": errors[0] if errors else None,
+                "kinds": None}
 
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -156,7 +163,7 @@ def _handshake(sender, subject, arrs, *, version=0, rid=0, protocol="1.1", check
         ready, _ = _expect(session, "Ready", "INIT-4")
         assert ready["status"] == "ok" and ready["version"] == version, f"INIT-4 violated: Ready is {ready}"
         missing = READY_FIELDS - set(ready)
-        assert not missing, f"WIRE-5 violated: Ready(ok) leaves out {sorted(missing)} (every field is written)"
+        assert not missing, f"MSG-1, WIRE-5 violated: Ready(ok) leaves out {sorted(missing)} (every field is written)"
         session.ready = ready
     return session, manifest, nbytes
 
@@ -181,7 +188,8 @@ def _closes(session, what: str, bound: float | None = None, rule: str | None = N
     in_time(session.closed_by_peer(bound), f"{ids} violated: the receiver kept the channel open {bound:.0f} s after {what}")
 
 
-@pytest.mark.req("INIT-4", "ACK-1", "ACK-2", "ACK-3", "SLOT-1", "WIRE-8", "WIRE-5", "WIRE-4", "SM-R-3", "LIFE-7", "RDV-3")
+@pytest.mark.req("INIT-4", "ACK-1", "ACK-2", "ACK-3", "SLOT-1", "WIRE-8", "WIRE-5", "WIRE-4", "SM-R-3", "LIFE-7",
+                  "RDV-3", "MSG-1")
 def test_versions_arrive_bit_for_bit_and_are_acked(sender, subject):
     v0 = arrays(0)
     session, manifest, nbytes = _handshake(sender, subject, v0)
@@ -458,7 +466,7 @@ BAD_FRAMES = {
 }
 
 
-@pytest.mark.req("SM-R-7", "SEC-1", "WIRE-2", "WIRE-3", "MSG-3", "VER-3", "SLOT-1", "SLOT-5", "WIRE-4")
+@pytest.mark.req("SM-R-7", "SEC-1", "WIRE-2", "WIRE-3", "MSG-3", "VER-3", "SLOT-1", "SLOT-5", "WIRE-4", "SM-R-8")
 @pytest.mark.parametrize("bad", sorted(BAD_FRAMES))
 def test_a_sender_that_breaks_the_protocol_is_cut_off(sender, subject, bad):
     v0 = arrays(0)
@@ -474,6 +482,83 @@ def test_a_sender_that_breaks_the_protocol_is_cut_off(sender, subject, bad):
     out = subject.finish()
     assert [v for v, _ in out["applied"]] == [0], f"{rule} violated: after {bad} the receiver reported {out['applied']}"
     assert out["stopped"] or out["error"], f"SM-R-7 violated: after {bad} the receiver neither stopped nor failed"
+    # The binding's receiver.stopped, read once the worker's loop ended (a program prints `error` instead).
+    assert out["kinds"] is None or out["stopped"], f"SM-R-8 violated: after {bad} receiver.stopped is not True"
+
+
+# ---- negatives generated from the schema (WIRE-3): every field missing, of another type, over its bound ----
+
+#: The version every handshake here starts with: its manifest, its slot's bytes and the slot's size.
+_MANIFEST, _SLOT0, _NBYTES = layout(arrays(0))
+#: The legal frames a sender sends once joined, each the base of its negatives: an Init in place of the Init,
+#: a Receive of version 1 in a new slot, Stop and Heartbeat (which have no fields) while live.
+ON_CHANNEL = [("Init", init(0, _MANIFEST, [slotinfo(0, _NBYTES)], 0, 0)),
+              ("live", {"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, _NBYTES)]}),
+              ("live", {"type": "Stop"}), ("live", {"type": "Heartbeat"})]
+#: The legal frames of a join (section 14), each the base of its negatives: Hello in place of Hello, Welcome
+#: and Refuse in place of the answer to a right Join.
+JOINING = [("Hello", {"type": "Hello", "protocol": "1.1", "nonce": bytes(32)}),
+           ("Welcome", {"type": "Welcome", "proof": bytes(32)}), ("Refuse", {"type": "Refuse", "detail": "refused"})]
+
+
+def schema_cases(bases) -> list:
+    """One pytest param (step, payload, clause, case) per negative of each legal message of `bases`, named by it."""
+    return [pytest.param(step, payload, clause, name, id=name) for step, base in bases
+            for name, payload, clause in negatives(base)]
+
+
+def _cut_off(session, subject, case: str, held: list[int]) -> None:
+    """The receiver treats the frame `case` as the violation it is (SM-R-7): it answers nothing (Heartbeat
+    aside), closes its channel within the reaction bound, applies nothing beyond the versions `held`, and ends
+    stopped or with an error: the binding's a RemoteProtocolError. An answer takes the frame as legal: Ready(error)
+    refuses a legal Init (INIT-6, the receiver then failed, not stopped), Ack(error) keeps the receiver live (ACK-6)."""
+    bound = tm.REACTION + tm.SLACK
+    try:
+        msg = session.answer_before_close(bound, ignore=("Heartbeat",))
+    except HarnessError:
+        raise TooSlow(f"SM-R-7 violated: the receiver kept its channel open {bound:.0f} s after {case}") from None
+    assert msg is None, (f"WIRE-3 violated: the receiver answered {case} with {msg!r:.300}; the frame is a "
+                         "violation, after which it closes its channel without an answer (SM-R-7)")
+    out = subject.finish()
+    assert [v for v, _ in out["applied"]] == held, f"WIRE-3 violated: after {case} the receiver reported {out['applied']}"
+    assert out["stopped"] or out["error"], f"SM-R-7 violated: after {case} the receiver neither stopped nor failed"
+    assert out["kinds"] is None or "RemoteProtocolError" in out["kinds"], (
+        f"WIRE-3, SM-R-7 violated: after {case} the receiver's error is {out['error']!r}, not a RemoteProtocolError")
+
+
+@pytest.mark.req("WIRE-3", "SM-R-7", "SEC-1")
+@pytest.mark.parametrize("step,payload,clause,case", schema_cases(ON_CHANNEL))
+def test_a_frame_that_breaks_the_schema_is_a_violation(sender, subject, step, payload, clause, case):
+    """Each negative of Init (in place of the Init), Receive, Stop and Heartbeat (once live), made from Table
+    12-1 by wire_schema.negatives: the receiver closes its channel unanswered and takes nothing of it (WIRE-3,
+    SM-R-7)."""
+    if step == "Init":
+        subject.start(sender.url(0))
+        session, held = sender.accept(start_bound()), []
+        fds = [sender.slot(0, _SLOT0, _NBYTES)]
+    else:
+        session, _, nbytes = _handshake(sender, subject, arrays(0))
+        held, fds = [0], [sender.slot(1, layout(arrays(1))[1], nbytes)]
+    session.send(payload, fds=fds[: handles_listed(payload)])  # WIRE-4 read literally from the bad payload
+    occurred(clause)
+    _cut_off(session, subject, case, held)
+
+
+@pytest.mark.req("WIRE-3", "RDV-3", "SM-R-7")
+@pytest.mark.parametrize("step,payload,clause,case", schema_cases(JOINING))
+def test_a_join_frame_that_breaks_the_schema_is_a_violation(sender, subject, step, payload, clause, case):
+    """Each negative of Hello, Welcome and Refuse from the listener: the joiner answers nothing (no Join, no
+    Ready to the Init that follows a Welcome), closes the connection and ends with an error, having applied
+    nothing (RDV-3: anything else on a joining connection is a violation; WIRE-3)."""
+    subject.start(sender.url(0))
+    session = sender.accept(start_bound(), instead=("Hello" if step == "Hello" else "Welcome", payload))
+    occurred(clause)
+    if step == "Welcome":  # what a joiner that took the Welcome would read next, and answer
+        try:
+            session.send(init(0, _MANIFEST, [slotinfo(0, _NBYTES)], 0, 0), fds=[sender.slot(0, _SLOT0, _NBYTES)])
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # it hung up on the Welcome already, as it should
+    _cut_off(session, subject, case, [])
 
 
 @pytest.mark.waits(10)
@@ -528,11 +613,12 @@ def test_connect_timeout_bounds_a_stalled_handshake(sender, request):
     session.close()
 
 
-@pytest.mark.req("WIRE-2", "WIRE-6", "ACK-1")
+@pytest.mark.req("WIRE-2", "WIRE-6", "ACK-1", "RDV-9")
 def test_a_frame_of_exactly_the_bound_is_read(sender, subject):
     """A Receive whose payload is exactly 64 MiB (the sender-to-receiver bound, WIRE-2), padded with an
-    unknown field (ignored, WIRE-6), is a legal frame: the receiver applies it and acks."""
-    _applies_a_legal_receive(sender, subject, lambda receive: padded(receive, MAX_TO_RECEIVER), "WIRE-2",
+    unknown field (ignored, WIRE-6), is a legal frame: the receiver applies it and acks. It joined by URL, and
+    past the join's proof RDV-9's 8 KiB bound gives way to WIRE-2's."""
+    _applies_a_legal_receive(sender, subject, lambda receive: padded(receive, MAX_TO_RECEIVER), "WIRE-2, RDV-9",
                              "a Receive of exactly 64 MiB")
 
 

@@ -19,7 +19,7 @@ import pytest
 from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
-from .peers import Joiner, ack, frame, padded, ready
+from .peers import Joiner, ack, frame, pack, padded, ready
 from .rig import expect_error, waited
 from .verdict import TooSlow, in_time
 
@@ -132,6 +132,41 @@ def test_a_handshake_that_failed_before_connect_is_named_by_the_next_connect(ws,
     time.sleep(0.3)  # not a bound: the sender has read the Ready(error) before connect() starts, as a rule
     expect_error(ws, "ReceiverError", rig.sender.connect, tm.T, ids="INIT-5", naming=[1],
                  what=f"connect() after receiver 1 answered its Init (version {init['version']}) with Ready(error)")
+    bounded(rig.sender.connect, tm.T, limit=tm.T + tm.SLACK, what="connect() once the failure was named")
+    rig.send(basic(1), workers=[0])
+    rig.check([0])
+
+
+#: How a joiner's handshake ends before the caller calls connect(): what it writes after taking its Init, whether
+#: it hangs up, and the error that names it. Each is named by the next connect() (INIT-5), whether or not the sender
+#: read it meanwhile.
+ENDINGS = {
+    "Ready(error), then it hangs up": (lambda: frame(pack(ready(1, None, "error", "cannot apply"))), True,
+                                       "ReceiverError"),
+    "it hangs up without answering": (lambda: b"", True, "ReceiverDiedError"),
+    "it breaks the protocol": (lambda: frame(b"\xc1garbage"), False, "ReceiverError"),
+}
+
+
+@pytest.mark.req("INIT-5", "INIT-6", "SM-S-9")
+@pytest.mark.parametrize("ending", sorted(ENDINGS))
+def test_a_handshake_that_ended_before_connect_is_named_by_the_next_connect(ws, rigs, closing, ending):
+    """A joiner takes its Init, then refuses and leaves, leaves, or breaks the protocol, while no connect() runs;
+    by the time the caller calls connect() the sender may have read all of it. That connect() names it, once;
+    the next one does not."""
+    rig = rigs(basic(0), 2, connect=[0], listen=True)
+    j = Joiner(rig.sender.url(1))
+    closing(j)
+    assert j.join().get("type") == "Welcome"
+    j.handshake(answer=False)
+    write, hang_up, error = ENDINGS[ending]
+    if write():
+        j.send_raw(write())
+    if hang_up:
+        j.close()
+    time.sleep(0.5)  # not a bound: the sender has read it before connect() starts, as a rule
+    expect_error(ws, error, rig.sender.connect, tm.T, ids="INIT-5", naming=[1],
+                 what=f"connect() after receiver 1's handshake ended so: {ending}")
     bounded(rig.sender.connect, tm.T, limit=tm.T + tm.SLACK, what="connect() once the failure was named")
     rig.send(basic(1), workers=[0])
     rig.check([0])

@@ -29,6 +29,7 @@ import time
 import pytest
 
 from . import timing as tm
+from .clauses import occurred
 from .conftest import sender_command
 from .peers import (
     FIELDS,
@@ -48,6 +49,7 @@ from .peers import (
 )
 from .test_receiver_wire import ARRAYS, answer_bound, start_bound
 from .verdict import HarnessError, Inconclusive, TooSlow, in_time
+from .wire_schema import negative, negatives
 
 #: Receivers join by URL: a sender-only module without `rendezvous` has no way in for them.
 pytestmark = pytest.mark.needs("rendezvous", "wire")
@@ -209,7 +211,7 @@ def next_receive(peer: Joiner, bound: float | None = None) -> dict:
     msg, fds = peer.recv_past_heartbeats(answer_bound() if bound is None else bound)
     assert msg.get("type") == "Receive", f"MSG-1 violated: expected a Receive, got {msg!r:.200}"
     missing = [f for f in FIELDS["Receive"] if f not in msg]
-    assert not missing, f"VER-4 violated: a Receive lacks {missing}: {msg!r:.200}"
+    assert not missing, f"VER-4, MSG-1 violated: a Receive lacks {missing}: {msg!r:.200}"
     assert isinstance(msg["version"], int) and msg["version"] > max(peer.named), (
         f"VER-3 violated: a Receive of version {msg['version']} after versions {peer.named} on this channel")
     again = {s["slot"] for s in msg["new_slots"]} & peer.seen_slots
@@ -293,7 +295,7 @@ def test_a_joined_receiver_gets_the_layout_and_version_0(program, peers):
         all_canonical(peer)
 
 
-@pytest.mark.req("VER-1", "VER-3", "VER-4", "SEND-1", "SLOT-1", "SLOT-2", "SLOT-5", "WIRE-4", "WIRE-5")
+@pytest.mark.req("VER-1", "VER-3", "VER-4", "SEND-1", "SLOT-1", "SLOT-2", "SLOT-5", "WIRE-4", "WIRE-5", "MSG-1")
 def test_versions_arrive_in_order_bit_for_bit_and_a_send_returns_after_every_ack(program, peers):
     p = program()
     a, b = joined(p, peers)
@@ -503,6 +505,74 @@ def test_a_receiver_that_breaks_the_protocol_is_cut_off_alone(program, peers, at
     deliver(p, 92, {0: a}, "SM-S-9")  # receiver 0 is not held up
 
 
+def _named_violation(answer: str, case: str) -> None:
+    """The program's answer to the call that waited on receiver 0 after it sent `case`: `failed`, naming it alone
+    with cause violation (WIRE-3, SM-S-9)."""
+    said = f"WIRE-3 violated: receiver 0 sent {case}; the sender answered {answer!r}"
+    assert answer.startswith("failed "), said
+    assert failed(answer, "WIRE-3")[1] == {0: "violation"}, said
+
+
+def _closed(peer: Joiner, case: str) -> None:
+    """SM-S-9: the channel of the receiver that sent `case` is closed. Checked for the last case of a batch only:
+    a sender may take up to the reaction bound to close a channel while no call runs (the reference a second),
+    and the next case's join takes that receiver's place, closing it anyway (RDV-5)."""
+    in_time(peer.closed_by_peer(tm.REACTION), f"SM-S-9 violated: after {case} the receiver's channel stayed open")
+
+
+@pytest.mark.req("WIRE-3", "SM-S-9", "SEC-1", "RDV-5")
+def test_answers_that_break_the_schema_are_violations(program, peers):
+    """Every negative of Ready (answering the Init) and of Ack and Heartbeat (a Receive pending), made from Table
+    12-1 by wire_schema.negatives, each sent by receiver 0 joined afresh (RDV-5: a join takes a failed
+    receiver's place): the call waiting on it answers `failed` naming it with cause violation, and its channel
+    is closed (_closed). One program for all the cases (a program's start is seconds); a failure names its case."""
+    p = program(receivers=1)
+    connect = f"connect {tm.T:g} 0"
+    for case, _, _ in negatives(ready(0, 0)):
+        peer = p.join(0)
+        peers.append(peer)
+        init = check_init(peer, p.arrays, 0)
+        payload, clause = negative(ready(0, init["version"]), case)
+        peer.send(payload)
+        occurred(clause)
+        _named_violation(p.ask(connect, tm.T + tm.SLACK + answer_bound()), case)
+    _closed(peer, case)
+    for seed, (case, base) in enumerate(((c, b) for b in (ack(0, 1), HEARTBEAT) for c, _, _ in negatives(b)), 1):
+        peer = p.join(0)
+        peers.append(peer)
+        peer.send(ready(0, check_init(peer, p.arrays, 0)["version"]))
+        assert p.ask(connect, tm.T + tm.SLACK + answer_bound()) == "connected", "INIT-4 violated: a rejoined receiver"
+        v = published(p.ask(f"async {seed}"))
+        next_receive(peer)
+        payload, clause = negative({**base, "version": v} if "version" in base else base, case)
+        peer.send(payload)
+        occurred(clause)
+        _named_violation(p.ask(f"wait {v} {tm.T:g}", tm.T + tm.SLACK + answer_bound()), case)
+    _closed(peer, case)
+
+
+@pytest.mark.req("WIRE-3", "RDV-3")
+def test_joins_that_break_the_schema_are_violations(program, peers):
+    """Every negative of Join, made from Table 12-1 by wire_schema.negatives and sent by a joiner that holds the
+    URL's secret: the sender answers no Welcome (a Refuse may come) and closes the connection (RDV-3); a right
+    join then still gets in."""
+    p = program(receivers=1)
+    bound = tm.REACTION + tm.SLACK
+    for case, _, _ in negatives({"type": "Join", "receiver": 0, "nonce": bytes(32), "proof": bytes(32)}):
+        joiner = Joiner(p.urls[0], bound=answer_bound())
+        peers.append(joiner)
+        payload, clause = negative(joiner.join_message(), case)
+        joiner.send(payload)
+        occurred(clause)
+        try:
+            msg = joiner.answer_before_close(bound, ignore=("Refuse",))
+        except HarnessError:
+            raise TooSlow(f"RDV-3 violated: the sender kept a joining connection open {bound:.0f} s after {case}") from None
+        assert msg is None, (f"WIRE-3 violated: the sender answered {case} with {msg.get('type')}; the frame is a "
+                             "violation (RDV-3), after which it closes the connection")
+    joined(p, peers, 1)
+
+
 @pytest.mark.req("MSG-4")
 def test_heartbeats_from_receivers_are_ignored(program, peers):
     p = program()
@@ -558,7 +628,7 @@ def test_a_join_with_a_wrong_secret_or_id_is_refused(program, peers):
     joined(p, peers)  # the refused joins took nobody's place
 
 
-@pytest.mark.req("LIFE-4")
+@pytest.mark.req("LIFE-4", "MSG-1")
 def test_close_sends_stop_to_every_receiver(program, peers):
     p = program()
     joined(p, peers)
@@ -734,7 +804,7 @@ def test_unknown_fields_are_ignored_and_bad_targets_are_refused_without_a_versio
     assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", "WIRE-3 violated: Acks with unknown fields were not taken"
 
 
-@pytest.mark.req("SLOT-2", "SLOT-4", "ACK-1")
+@pytest.mark.req("SLOT-2", "SLOT-4", "ACK-1", "SLOT-1")
 def test_a_slot_named_by_an_unanswered_receive_is_never_written(program, peers):
     """Receiver 1 takes its time over version 1: sends to receiver 0 alone meanwhile never touch version 1's slot,
     and receiver 1's late Ack still settles the send."""
@@ -759,7 +829,7 @@ def test_a_slot_named_by_an_unanswered_receive_is_never_written(program, peers):
     assert p.ask(f"wait {v1} {tm.T:g}") == f"returned {v1}", "ACK-1 violated: receiver 1's late Ack did not settle it"
 
 
-@pytest.mark.req("WIRE-2")
+@pytest.mark.req("WIRE-2", "RDV-9")
 def test_an_ack_of_exactly_the_frame_bound_is_read(program, peers):
     """65,536 bytes of payload is the largest frame a receiver may send (WIRE-2): it counts, it is no violation."""
     p = program()
@@ -769,7 +839,8 @@ def test_an_ack_of_exactly_the_frame_bound_is_read(program, peers):
         next_receive(peer)
         peer.send_raw(frame(padded(ack(rid, v), 65536)))
     answer = p.ask(f"wait {v} {tm.T:g}")
-    assert answer == f"returned {v}", f"WIRE-2 violated: Acks of exactly 65,536 bytes of payload gave {answer!r}"
+    assert answer == f"returned {v}", (f"WIRE-2, RDV-9 violated: Acks of exactly 65,536 bytes of payload, from "
+                                       f"receivers joined by URL, gave {answer!r}")
 
 
 @pytest.mark.req("ZC-2", "ACK-6")

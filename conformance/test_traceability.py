@@ -21,6 +21,7 @@ import textwrap
 import pytest
 
 from .names import SPEC_DIR as SPEC
+from .report import id_key
 from .test_wire import NOT_OBSERVABLE
 
 #: This package, as it was imported: `conformance` in a checkout, `weightsync.conformance` when installed.
@@ -223,3 +224,64 @@ def test_an_unconditional_skip_covers_nothing():
     assert [_covered_ids(f)[1] for f in (top, in_with, marked, marked_true)] == [[], [], [], []]
     assert _covered_ids(conditional) == (["X-1"], ["X-1"])
     assert _covered_ids(params) == (["X-1", "X-2"], ["X-2"])
+
+
+# ---- the clause inventory (spec/clauses/): each clause of a requirement, and the tests that make it true ----
+
+
+def _covering_tests() -> dict[str, set[str]]:
+    """`test_x.py::test_y` -> the IDs it covers (runs and names)."""
+    out: dict[str, set[str]] = {}
+    for i, names in ids_named_by_tests(covering=True).items():
+        for n in names:
+            module, _, fn = n.partition("::")
+            out.setdefault(f"{module}.py::{fn}", set()).add(i)
+    return out
+
+
+def test_the_clause_inventory_splits_every_requirement_and_only_those():
+    from .clauses import load
+
+    clauses = load()
+    defined = spec_ids()
+    unknown = sorted({c.requirement for c in clauses.values()} - set(defined))
+    assert not unknown, f"spec/clauses/ splits requirements spec/ does not define: {unknown}"
+    unsplit = sorted(set(defined) - {c.requirement for c in clauses.values()}, key=id_key)
+    assert not unsplit, f"requirements with no clause in spec/clauses/: {unsplit}"
+
+
+def test_every_clause_names_tests_that_exist_and_name_its_requirement():
+    """A clause's tests are real, and each names the clause's requirement, so that its failure blames that ID."""
+    from .clauses import STATE_MACHINE, load
+    from .names import STATE_MACHINE_RULES
+
+    covering = _covering_tests()
+    wrong = []
+    for cid, c in load().items():
+        for entry in c.tests:
+            if entry.startswith(STATE_MACHINE):
+                rule = entry[len(STATE_MACHINE):]
+                if rule not in STATE_MACHINE_RULES:
+                    wrong.append(f"{cid}: no state-machine rule {rule!r}")
+                continue
+            ids = covering.get(entry.partition("[")[0])
+            if ids is None:
+                wrong.append(f"{cid}: no test {entry} that runs")
+            elif c.requirement not in ids:
+                wrong.append(f"{cid}: {entry} does not name {c.requirement} (it names {sorted(ids)})")
+    assert not wrong, "spec/clauses/ lists tests that do not check the clause:\n" + "\n".join(wrong)
+
+
+def test_every_clause_has_a_test_or_says_why_not():
+    """A clause without a test is a clause whose condition no test makes true: the inventory says so, with the
+    reason (`gap`: not yet; `unobservable`: not through the binding), and a clause with tests claims no gap."""
+    from .clauses import load
+
+    silent, stale = [], []
+    for cid, c in load().items():
+        if not c.tests and not (c.gap or c.unobservable):
+            silent.append(cid)
+        if c.tests and (c.unobservable or c.gap):
+            stale.append(cid)
+    assert not silent, f"clauses with no test and no reason in spec/clauses/: {silent}"
+    assert not stale, f"clauses that list tests yet say no test makes them true (gap, unobservable): {stale}"

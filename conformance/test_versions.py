@@ -1,5 +1,7 @@
 """Spec section 5, versions and acks (VER-*, ACK-*), and what a send returns (SEND-1, SEND-5)."""
 
+import time
+
 import pytest
 import torch
 from hypothesis import given
@@ -7,8 +9,11 @@ from hypothesis import strategies as st
 
 from . import strategies as S
 from . import timing as tm
-from .rig import expect_error, waited
-from .verdict import HarnessError, TooSlow
+from .bounds import bounded
+from .clauses import occurred
+from .model import describe
+from .rig import check_receiver_error, expect_error, waited
+from .verdict import HarnessError, TooSlow, in_time
 
 
 def basic(seed=0):
@@ -151,6 +156,69 @@ def test_slot_timeout_names_only_the_receivers_that_hold_slots(rigs, ws):
     assert e.version is None, f"SLOT-3 violated: a send that published nothing raised with version {e.version}"
     rig.polled(1, 1, "ACK-1")
     rig.check()
+
+
+@pytest.mark.req("SLOT-3", "LAYOUT-3", "VER-2")
+@pytest.mark.needs("pull", "push", "cast")
+def test_a_full_slot_group_names_only_its_own_receivers(rigs, ws):
+    """Two slot groups (LAYOUT-3: receiver 1's slots are cast to bfloat16), max_slots=3 for each (SLOT-3
+    counts per group). Receiver 0 (pull, never polling) pins every slot of its group; receiver 1 (push,
+    zero-copy where declared, so it holds a slot of the other group) acks each version. The send that finds
+    receiver 0's group full waits its timeout, then fails naming receiver 0 alone, with .version None and
+    nothing published; receiver 1 keeps its version, and once receiver 0 polls, the next send reaches both."""
+    zero_copy = "zero_copy" in ws.CAPABILITIES
+    rig = rigs(basic(0), 2, modes=["pull", "push"], targets=["mapping", None], zero_copy=[False, zero_copy],
+               connect=False)
+    rig.sender.close()
+    rig.sender = ws.Sender(rig.weights, 2, max_slots=3, dtypes=[None, torch.bfloat16])
+    rig.connect([0, 1])
+    w1 = rig.workers[1]
+
+    def receiver_1_holds(v: int, when: str) -> None:
+        want = describe({n: t.to(torch.bfloat16) if t.is_floating_point() else t for n, t in basic(v).items()})
+        got, d = w1.call("snapshot")
+        assert got == v and d == want, (f"SLOT-3 violated: {when}, receiver 1 (the other slot group) shows version "
+                                        f"{got}{'' if d == want else ' with other bytes'}; expected {v}, cast")
+
+    def applied_by_1(v: int) -> None:
+        deadline = time.monotonic() + tm.T
+        while (seen := w1.call("peek")) != v:
+            in_time(time.monotonic() < deadline, f"ACK-1 violated: push receiver 1 shows version {seen}, not {v}, "
+                                                 f"{tm.T:.0f} s after it was sent")
+            time.sleep(0.02)
+
+    for k in (1, 2):  # receiver 0's group: the two slots of SLOT-1, both now named by unanswered Receives
+        rig.send_async(basic(k))
+        applied_by_1(k)
+    k = 3
+    while True:  # the third slot is the sender's to allocate or not (SLOT-3's MAY); a fourth is past max_slots
+        try:
+            f = bounded(rig.sender.send_async, basic(k), timeout=tm.SHORT, limit=tm.SHORT + tm.SLACK,
+                        what=f"send_async of {k}")
+        except ws.SyncTimeoutError as e:
+            occurred("SLOT-3.b")  # one group full, the other with room
+            check_receiver_error(ws, e, f"send_async of {k}")
+            assert e.workers == [0], (f"SLOT-3 violated: with receiver 0's slot group full and receiver 1's not, the "
+                                      f"timeout names {e.workers}; only the receivers holding slots of the full group "
+                                      "belong in it")
+            assert e.version is None, f"SLOT-3 violated: a send that published nothing raised with version {e.version}"
+            break
+        except HarnessError as e:
+            raise TooSlow(f"SLOT-3 violated: {e}") from None
+        assert k == 3, (f"SLOT-3 violated: send_async of {k} published version {f.version} with every slot of "
+                        "receiver 0's group (max_slots=3) named by its unanswered Receives")
+        assert f.version == k, f"VER-1 violated: send_async published version {f.version}, expected {k}"
+        rig.model.publish(describe(basic(k)), [0, 1])
+        applied_by_1(k)
+        k += 1
+    assert rig.sender.version == k - 1, f"VER-2 violated: a send that found no slot left version {rig.sender.version}"
+    receiver_1_holds(k - 1, f"after the send of {k} found no slot in the other group")
+    rig.polled(0, k - 1, "SLOT-3")  # receiver 0 answers every version: its group's slots are free again
+    f = rig.send_async(basic(k))
+    rig.polled(0, k, "SLOT-3")
+    waited(f, "SEND-5")
+    receiver_1_holds(k, "once receiver 0 freed its slots")
+    rig.check([0])
 
 
 @pytest.mark.req("ACK-3")

@@ -24,9 +24,12 @@ import pytest
 from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
+from .clauses import occurred
 from .model import describe
 from .names import SPEC_DIR
 from .peers import (
+    FIELDS,
+    HEARTBEAT,
     LENGTH,
     MAX_TO_SENDER,
     Joiner,
@@ -43,6 +46,7 @@ from .peers import (
 )
 from .rig import check_receiver_error, expect_error, waited
 from .verdict import TooSlow, in_time
+from .wire_schema import negative, negatives
 
 #: Every test here reads or writes the channel's bytes through `handle.fileno()`.
 pytestmark = pytest.mark.needs("wire")
@@ -145,7 +149,7 @@ ATTACKS = {
 }
 
 
-@pytest.mark.req("SEC-1", "SEC-5", "SM-S-9", "MSG-1", "MSG-2", "MSG-3", "ACK-5", "WIRE-1", "WIRE-2", "WIRE-3")
+@pytest.mark.req("SEC-1", "SEC-5", "SM-S-9", "MSG-1", "MSG-2", "MSG-3", "ACK-5", "WIRE-1", "WIRE-2", "WIRE-3", "SEND-7")
 @pytest.mark.needs("push")
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_a_receiver_that_breaks_the_wire_is_cut_off_alone(ws, rigs, closing, attack):
@@ -166,6 +170,81 @@ def test_a_receiver_that_breaks_the_wire_is_cut_off_alone(ws, rigs, closing, att
         rig.check()
     expect_error(ws, "ReceiverError", rig.sender.send, workers=[k], timeout=tm.T, ids="SM-S-9, SEND-4",
                  what=f"a send to receiver {k} after it broke the protocol", naming=[k])
+
+
+# ---- negatives generated from the schema (WIRE-3): every field missing, of another type, over its bound ----
+
+#: The legal frames a receiver sends, each the base of its negatives: Ready in place of the Ready to an Init of
+#: version 0, Ack and Heartbeat (which has no fields) with the Receive of version 1 pending. Receiver 0, so that
+#: a decoder filling in a missing id with 0 finds the id right. Each case is made again from the version the
+#: sender's own frames call for (wire_schema.negative).
+ANSWERS = [("Ready", ready(0, 0)), ("pending", ack(0, 1)), ("pending", HEARTBEAT)]
+#: A legal Join of receiver 0, whose negatives are listed; each is made at run time from the joiner's own Join.
+JOIN = {"type": "Join", "receiver": 0, "nonce": bytes(32), "proof": bytes(32)}
+
+
+def schema_cases(bases) -> list:
+    """One pytest param (step, base, case) per negative of each legal message of `bases`, named by it."""
+    return [pytest.param(step, base, name, id=name) for step, base in bases for name, _, _ in negatives(base)]
+
+
+@pytest.mark.req("WIRE-3", "SM-S-9", "SEC-1")
+@pytest.mark.needs("push")
+@pytest.mark.parametrize("step,base,case", schema_cases(ANSWERS))
+def test_an_answer_that_breaks_the_schema_is_a_violation(ws, rigs, closing, step, base, case):
+    """Each negative of Ready (answering the Init) and of Ack and Heartbeat (a Receive pending), made from Table
+    12-1 by wire_schema.negatives: the call waiting on that receiver fails with ReceiverError naming it, and its
+    channel is closed (WIRE-3, SM-S-9). One sender per case, no other receiver: the hand-picked attacks above
+    check that the others are served meanwhile (SEC-5)."""
+    k = 0
+    rig = rigs(basic(0), 1, connect=False)
+    peer = ScriptedReceiver(rig.sender.handle(k), k)
+    closing(peer)
+    if step == "Ready":
+        def play():
+            init = handshake(peer, answer=False)
+            payload, clause = negative(ready(k, init["version"]), case)
+            peer.send(payload)
+            occurred(clause)
+
+        t = threading.Thread(target=play, daemon=True)
+        t.start()
+        e = expect_error(ws, "ReceiverError", rig.sender.connect, tm.T, workers=[k], ids="WIRE-3, SM-S-9", naming=[k],
+                         what=f"connect() of a receiver that answered Init with {case}")
+        t.join(tm.T)
+        assert getattr(e, "causes", {}).get(k) in (None, "violation"), (
+            f"SEND-7 violated: receiver {k} answered {case}; the error's causes are {e.causes}")
+    else:
+        connect_beside(rig, k, lambda: handshake(peer), "INIT-4", "a correct scripted peer")
+        f = rig.send_async(basic(1))
+        v = next_receive(peer, "SEND-1")["version"]
+        payload, clause = negative({**base, "version": v} if "version" in base else base, case)
+        peer.send(payload)
+        occurred(clause)
+        _violated_error(ws, rig, f, k, "WIRE-3")
+    in_time(peer.closed_by_peer(tm.REACTION), f"SM-S-9 violated: after {case} the sender kept receiver {k}'s channel open")
+
+
+@pytest.mark.req("WIRE-3", "RDV-3")
+@pytest.mark.needs("rendezvous")
+@pytest.mark.parametrize("case", [pytest.param(name, id=name) for name, _, _ in negatives(JOIN)])
+def test_a_join_that_breaks_the_schema_is_a_violation(ws, rigs, closing, case):
+    """Each negative of Join, made from Table 12-1 by wire_schema.negatives and sent by a joiner that holds the
+    URL's secret: the sender answers no Welcome (a Refuse may come) and closes the connection (RDV-3: anything
+    else on a joining connection is a violation; WIRE-3)."""
+    rig = rigs(basic(0), 1, connect=False, listen=True)
+    joiner = Joiner(rig.sender.url(0))
+    closing(joiner)
+    payload, clause = negative(joiner.join_message(), case)
+    joiner.send(payload)
+    occurred(clause)
+    bound = tm.REACTION + tm.SLACK
+    try:
+        msg = joiner.answer_before_close(bound, ignore=("Refuse",))
+    except HarnessError:
+        raise TooSlow(f"RDV-3 violated: the sender kept a joining connection open {bound:.0f} s after {case}") from None
+    assert msg is None, (f"WIRE-3 violated: the sender answered {case} with {msg.get('type')}; the frame is a "
+                         "violation (RDV-3), after which it closes the connection")
 
 
 @pytest.mark.waits(10)
@@ -214,10 +293,11 @@ def test_a_frame_cut_short_holds_up_nobody(ws, rigs, closing):
 
 
 @pytest.mark.waits(5)
-@pytest.mark.req("SEC-3", "SEC-5", "VER-2")
+@pytest.mark.req("SEC-3", "SEC-5", "VER-2", "LIFE-4")
 @pytest.mark.needs("push")
 def test_a_receiver_that_never_reads_is_named_not_waited_for(ws, rigs, closing):
-    """It acks every version without reading its channel: the sender must not block writing to it."""
+    """It acks every version without reading its channel: the sender must not block writing to it, nor in
+    close(), which leaves that full channel without Stop and ends it (LIFE-4)."""
     rig, peer, k = scripted(rigs)
     closing(peer)
     for count in range(200_000):
@@ -241,6 +321,12 @@ def test_a_receiver_that_never_reads_is_named_not_waited_for(ws, rigs, closing):
         raise AssertionError("SEC-3 violated: 200000 unread Receives and no send waited for the receiver")
     rig.send(basic(1), workers=list(range(GOOD)), timeout=tm.T)  # SEC-5
     rig.check()
+    try:
+        bounded(rig.sender.close, limit=tm.REACTION + tm.SLACK, what=f"close() with receiver {k}'s channel full")
+    except HarnessError as e:
+        raise TooSlow(f"LIFE-4, SEC-3 violated: {e}") from None
+    in_time(peer.closed_by_peer(tm.REACTION), f"LIFE-4 violated: receiver {k}'s channel, full when close() ran, "
+                                              f"had not ended {tm.REACTION:.0f} s later")
 
 
 @pytest.mark.waits(5)
@@ -515,10 +601,12 @@ def spec_vector(name: str) -> bytes:
     raise AssertionError(f"spec/12-wire.md has no test vector {name!r}")
 
 
-@pytest.mark.req("WIRE-9", "WIRE-5")
+@pytest.mark.req("WIRE-9", "WIRE-5", "SM-S-3", "MSG-1")
 @pytest.mark.needs("push")
 def test_the_spec_vectors_are_understood(ws, rigs, closing):
-    """The scripted receiver answers with the spec's exact Ready and Ack frames (receiver 2, versions 7 and 9)."""
+    """The scripted receiver answers with the spec's exact Ready and Ack frames (receiver 2, versions 7 and 9).
+    Versions 1 to 7 went out while receiver 2 was unconnected: its channel carries none of them (SM-S-3), only
+    its Init, then Receives 8 and 9 with their fields (MSG-1)."""
     rig = rigs(basic(0), 3, connect=[0])
     for step in range(1, 8):
         rig.send(basic(step), workers=[0])
@@ -527,7 +615,12 @@ def test_the_spec_vectors_are_understood(ws, rigs, closing):
     out = {}
     t = threading.Thread(target=lambda: out.update(r=_attempt(lambda: rig.sender.connect(tm.T, workers=[2]))), daemon=True)
     t.start()
-    init, fds = peer.expect("Init")
+    try:
+        init, fds = peer.recv_past_heartbeats(tm.BOUND)
+    except HarnessError as e:
+        raise TooSlow(f"INIT-1 violated: no Init reached receiver 2: {e}") from None
+    assert init.get("type") == "Init", (f"SM-S-3 violated: the first frame to receiver 2, unconnected while versions "
+                                        f"1 to 7 went out, is {init!r:.200}, not its Init")
     peer.take_slots(init["slots"], fds)
     assert init["version"] == 7, f"LIFE-1 violated: the Init carries version {init['version']}, not 7"
     peer.send_raw(spec_vector("Ready"))
@@ -537,8 +630,19 @@ def test_the_spec_vectors_are_understood(ws, rigs, closing):
     assert out.get("r") is None, f"WIRE-9 violated: the spec's Ready frame was refused: {out.get('r')}"
     f8 = rig.send_async(basic(8), workers=[2])
     f9 = rig.send_async(basic(9), workers=[2])
-    got = (next_receive(peer, "SEND-1")["version"], next_receive(peer, "SEND-1")["version"])
-    assert got == (8, 9), f"VER-3 violated: the scripted receiver got Receives {got}, not (8, 9)"
+    got = []
+    for _ in (8, 9):
+        try:
+            msg, fds = peer.recv_past_heartbeats(tm.BOUND)
+        except HarnessError as e:
+            raise TooSlow(f"SEND-1 violated: no Receive reached the scripted receiver: {e}") from None
+        assert msg.get("type") == "Receive", f"SM-S-3, VER-3 violated: receiver 2 got {msg!r:.200}, not Receive 8 and 9"
+        missing = [f for f in FIELDS["Receive"] if f not in msg]
+        assert not missing, f"MSG-1 violated: a Receive lacks {missing}: {msg!r:.200}"
+        peer.take_slots(msg["new_slots"], fds)
+        got.append(msg["version"])
+    assert got == [8, 9], (f"SM-S-3, VER-3 violated: the scripted receiver got Receives {got}, not [8, 9] (versions "
+                           "1 to 7 went out before it was live)")
     peer.send_raw(spec_vector("Ack"))  # Ack(2, 9, ok) answers 8 and 9 (ACK-2)
     waited(f8, "WIRE-9")
     waited(f9, "WIRE-9")
@@ -780,7 +884,7 @@ def _join_with_heartbeats(rig, k: int, channel: str):
     return peer
 
 
-@pytest.mark.req("MSG-4", "SM-S-2", "SM-S-3")
+@pytest.mark.req("MSG-4", "SM-S-2", "SM-S-3", "ROLE-2")
 @pytest.mark.needs("push")
 @pytest.mark.parametrize("channel", ["handle", pytest.param("joined", marks=pytest.mark.needs("rendezvous"))])
 def test_heartbeats_from_a_receiver_are_ignored(ws, rigs, closing, channel):
@@ -901,7 +1005,7 @@ def test_a_ready_ok_of_another_major_version_is_a_violation(ws, rigs, closing):
     rig.check(list(range(GOOD)))
 
 
-@pytest.mark.req("API-9", "SEC-5")
+@pytest.mark.req("API-9", "SEC-5", "MSG-1")
 @pytest.mark.needs("drop")
 def test_drop_sends_stop_then_closes_the_channel(rigs, ws):
     """drop(k) of a live receiver whose channel has room: the next frame on its channel is Stop, then the
@@ -918,7 +1022,7 @@ def test_drop_sends_stop_then_closes_the_channel(rigs, ws):
         raise AssertionError(f"API-9 violated: drop({k}) closed the channel of a live receiver without Stop") from None
     except HarnessError:
         raise TooSlow(f"API-9 violated: drop({k}) sent nothing within {tm.T:.0f} s") from None
-    assert msg.get("type") == "Stop", f"API-9 violated: after drop({k}) the next frame is {describe(msg)}, not Stop"
+    assert msg.get("type") == "Stop", f"API-9, MSG-1 violated: after drop({k}) the next frame is {msg!r:.120}, not Stop"
     in_time(peer.closed_by_peer(tm.REACTION), f"API-9 violated: the channel still runs {tm.REACTION:.0f} s after "
                                               f"drop({k}) sent Stop")
     rig.send(basic(1), workers=list(range(k)))

@@ -117,3 +117,11 @@ def scale_for(measure: dict) -> float:
     """
     load = max(measure["load"], 2.0 if measure["rtt_ms"] > 5.0 else 1.0)
     return 1.0 if load <= 1.5 else min(round(load, 1), 8.0)
+
+
+def reruns(scale: float, busy: float) -> tuple[float | None, float]:
+    """After a check failed only on time at timescale `scale`, with the machine measured just after needing `busy`:
+    (the factor of a run at the timescale the machine has now, None when it is no busier than `scale` allows;
+    the factor of the re-check, RECHECK or that factor if larger)."""
+    now = busy / scale
+    return (now if now > 1.0 else None), max(RECHECK, now)

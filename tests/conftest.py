@@ -83,3 +83,20 @@ def workers():
     pool = start_workers(3)
     yield pool
     stop_workers(pool)
+
+
+def pytest_collection_finish(session):
+    """The suite's run against the reference takes most of the fast layer: start it as soon as it is chosen, so it
+    runs beside the other tests (test_conformance_mutants.test_suite_passes_the_reference judges it)."""
+    if session.config.option.collectonly or hasattr(session.config, "workerinput"):
+        return
+    if any(item.name == "test_suite_passes_the_reference" for item in session.items):
+        from .test_conformance_mutants import start_reference_run
+
+        start_reference_run()
+
+
+def pytest_sessionfinish(session):
+    from .test_conformance_mutants import stop_reference_run
+
+    stop_reference_run()

@@ -155,3 +155,71 @@ def test_join_table_equals_protocol_join_table():
                 with pytest.raises(protocol.RemoteProtocolError):
                     m._step(event)
                 assert m.state is protocol.JoinState.ENDED
+
+
+# ---- Table 12-1, the wire's fields, and the bounds of WIRE-2 and WIRE-3 ----
+
+WIRE_SPEC = SPEC.parent / "12-wire.md"
+
+
+def wire_table() -> dict[str, list[tuple[str, bool, str, str]]]:
+    """Table 12-1: message or record -> [(field, optional, type words, what its parentheses say)]."""
+    lines = WIRE_SPEC.read_text().split("Table 12-1", 1)[1].splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("| `type`"))
+    rows = {}
+    for line in lines[head + 2:]:
+        if not line.startswith("|"):
+            break
+        name, cell = _cells(line)[:2]
+        fields = []
+        for part in re.split(r",\s*(?=`)", cell) if cell.startswith("`") else []:
+            m = re.fullmatch(r"`(\w+)`(\?)?\s+([^(]*?)\s*(?:\(((?:[^()]|\([^()]*\))*)\).*)?", part.strip())
+            assert m, f"Table 12-1, {name}: cannot read {part!r}"
+            fields.append((m[1], bool(m[2]), m[3], m[4] or ""))
+        rows[name.strip('`"')] = fields
+    return rows
+
+
+def _spec_words(t) -> str:
+    """A wire_schema.Type in the words of Table 12-1."""
+    if t.kind == "array":
+        item = "" if t.item.kind == "ipc" else f" of {t.item.record or _spec_words(t.item)}"
+        return "array" + item
+    base = "map" if t.kind == "record" else t.kind
+    return base + (" or nil" if t.nullable else "")
+
+
+def test_wire_schema_equals_table_12_1():
+    """WIRE-3, WIRE-5: the conformance suite's schema (conformance/wire_schema.py) holds Table 12-1 row for
+    row: every message and record, its fields in order, each one's type, whether it may be absent and then
+    what it is, a bin's length; and the reference's codec (wire.SCHEMA) has the same fields in the same order."""
+    from conformance import wire_schema as W
+    from weightsync import wire
+
+    table = wire_table()
+    assert set(table) == set(W.MESSAGES) | set(W.RECORDS), f"Table 12-1 rows {sorted(table)}"
+    defaults = {"`[]`": [], "nil": None}
+    for name, spec in table.items():
+        mine = W.fields(name)
+        assert [f.name for f in mine] == [f for f, *_ in spec], f"{name}: fields or their order differ"
+        for f, (field, optional, words, note) in zip(mine, spec):
+            assert (_spec_words(f.type), f.optional) == (words, optional), f"{name}.{field}: {words!r}{'?' * optional}"
+            if optional:
+                assert f.default == defaults[note.split(";")[0]], f"{name}.{field}: absent it is {note!r}"
+            if f.type.kind == "bin":
+                assert note == f"{f.type.size} bytes", f"{name}.{field}: a bin of {note!r}"
+    for name, (_, fields) in wire.SCHEMA.items():
+        assert [(f[0], len(f) == 3) for f in fields] == [(f.name, f.optional) for f in W.MESSAGES[name]], name
+
+
+def test_wire_schema_bounds_are_the_specs():
+    """WIRE-2, WIRE-3: the frame bounds and the value bounds the suite's negatives exceed by one are the spec's."""
+    from conformance import wire_schema as W
+
+    text = " ".join(WIRE_SPEC.read_text().split())
+    for phrase in (f"MUST NOT exceed {W.MAX_TO_SENDER:,} bytes of payload", f"MUST NOT exceed {W.MAX_TO_RECEIVER:,} bytes",
+                   f"Strings hold at most {W.MAX_STR:,} bytes of UTF-8", f"a shape at most {W.MAX_DIMS} dimensions",
+                   f"an `ipc` list at most {W.MAX_IPC} values", f"a str or bin of at most {W.MAX_IPC_BYTES:,} bytes",
+                   "an integer field holds a MessagePack integer in [0, 2⁶³)"):
+        assert phrase in text, f"spec/12-wire.md no longer says {phrase!r}"
+    assert W.INT_END == 2**63

@@ -171,3 +171,11 @@ def test_the_budget_scales_and_leaves_room_for_the_recheck():
     with tm.scaled(2.0):
         assert tm.budget(60.0) == 60.0 * tm.SCALE * (1 + tm.RECHECK)
         assert tm.budget(60.0) >= 2 * 60.0 * (1 + tm.RECHECK) * 0.99
+
+
+def test_a_machine_busier_during_a_test_than_at_the_start_reruns_it_at_the_timescale_it_has_now():
+    """Issue 41: the load is measured when a bound is missed, not only at the start of the run."""
+    assert tm.reruns(1.0, 1.0) == (None, tm.RECHECK)  # as busy as the run allowed: the re-check alone
+    assert tm.reruns(2.0, 1.0) == (None, tm.RECHECK)  # less busy than at the start
+    assert tm.reruns(1.0, 2.5) == (2.5, tm.RECHECK)  # busier: once at 2.5 times, then the re-check
+    assert tm.reruns(1.0, 6.0) == (6.0, 6.0)  # far busier: the re-check is at least as generous

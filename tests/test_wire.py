@@ -97,6 +97,12 @@ def test_ill_typed_maps_are_violations(data):
     (msgpack.packb({"type": "Ack", "receiver": 0, "version": 1, "status": "ok"}), "WIRE-3"),
     (msgpack.packb({"type": "Ack", "receiver": 0, "version": 1, "status": "ok", "detail": "x" * 5000}), "WIRE-3"),
     (msgpack.packb({"type": "Ack", "receiver": 0, "version": 1, "status": b"ok", "detail": ""}), "WIRE-3"),
+    (msgpack.packb({"type": "Receive", "version": 1, "slot": 0, "new_slots": [{"slot": 0, "device": "cpu",
+                    "nbytes": 64, "ipc": ["x" * 4097]}]}), "WIRE-3"),  # an ipc str over 4,096 bytes
+    (msgpack.packb({"type": "Receive", "version": 1, "slot": 0, "new_slots": [{"slot": 0, "device": "cpu",
+                    "nbytes": 64, "ipc": [bytes(4097)]}]}, use_bin_type=True), "WIRE-3"),  # an ipc bin likewise
+    (msgpack.packb({"type": "Receive", "version": 1, "slot": 0, "new_slots": [{"slot": 0, "device": "cpu",
+                    "nbytes": 64, "ipc": [None] * 17}]}), "WIRE-3"),  # 17 ipc values
     (msgpack.packb({}), "MSG-3"),
     (msgpack.packb({"type": "Stop"}) + b"\x00", "WIRE-3"),  # trailing bytes
     (b"\xdd\x08\x00\x00\x00", "WIRE-3"),  # an array header announcing 2**27 items in 5 bytes
@@ -108,6 +114,56 @@ def test_hostile_payloads_are_named_violations(data, rule):
     with pytest.raises(RemoteProtocolError) as info:
         wire.decode(data, ANY)
     assert info.value.requirement == rule
+
+
+def test_ipc_values_up_to_their_bounds_are_taken():
+    """WIRE-3: an ipc list of 16 values, each nil, a boolean, an int64 or a str or bin of 4,096 bytes, is legal."""
+    ipc = [None, True, -(2**63), 2**63 - 1, "\u00e9" * 2048, bytes(4096)] + [None] * 10
+    data = msgpack.packb({"type": "Receive", "version": 1, "slot": 0, "new_slots": [{"slot": 0, "device": "cuda:0",
+                          "nbytes": 64, "ipc": ipc}]}, use_bin_type=True)
+    assert wire.decode(data, wire.FROM_SENDER) == Receive(1, 0, (SlotInfo(0, "cuda:0", 64, tuple(ipc)),))
+
+
+def test_lists_without_a_stated_bound_are_bounded_by_the_frame_only():
+    """WIRE-3 bounds a shape and an ipc list, not capabilities: an Init and a Ready with 100 capabilities decode
+    (the reference once refused more than 64, stricter than the spec, so it cut off a legal peer)."""
+    from conformance.peers import init, ready
+
+    caps = [f"cap{i}" for i in range(100)]
+    entry = {"name": "w", "dtype": "float32", "shape": [2], "device": "cpu", "offset": 0, "nbytes": 8}
+    got = wire.decode(msgpack.packb({**init(0, [entry], [], 0, 0), "capabilities": caps}), ANY)
+    assert len(got.capabilities) == 100
+    assert len(wire.decode(msgpack.packb({**ready(0, 0), "capabilities": caps}), ANY).capabilities) == 100
+
+
+def _schema_bases() -> list[dict]:
+    """A legal message of every type, with a record in each list (the suite's negatives change the first)."""
+    from conformance.peers import ack, init, ready, slotinfo
+
+    entry = {"name": "w", "dtype": "float32", "shape": [2, 3], "device": "cpu", "offset": 0, "nbytes": 24}
+    return [init(0, [entry], [slotinfo(0, 64)], 0, 0), ready(0, 0), ack(0, 1), {"type": "Stop"},
+            {"type": "Heartbeat"}, {"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, 64)]},
+            {"type": "Hello", "protocol": "1.1", "nonce": bytes(32)},
+            {"type": "Join", "receiver": 0, "nonce": bytes(32), "proof": bytes(32)},
+            {"type": "Welcome", "proof": bytes(32)}, {"type": "Refuse", "detail": "refused"}]
+
+
+@pytest.mark.parametrize("base", _schema_bases(), ids=lambda m: m["type"])
+def test_every_negative_of_the_schema_is_a_violation(base):
+    """WIRE-3: each frame the conformance suite's schema makes from a legal message by breaking one rule (a
+    field missing, of another type, over its bound) is a violation; the legal message itself decodes."""
+    from conformance.wire_schema import negatives
+
+    assert type(wire.decode(msgpack.packb(base, use_bin_type=True), ANY)).__name__ == base["type"]
+    taken = []
+    for name, payload, _ in negatives(base):
+        try:
+            wire.decode(msgpack.packb(payload, use_bin_type=True), ANY)
+        except RemoteProtocolError as e:
+            assert e.requirement in ("WIRE-3", "MSG-3"), f"{name}: {e}"
+        else:
+            taken.append(name)
+    assert not taken, f"decoded as legal: {taken}"
 
 
 def test_unknown_fields_are_ignored():

@@ -136,18 +136,20 @@ def parse_url(url: str) -> tuple[str, int, bytes]:
 # ---- MessagePack payloads (WIRE-3, WIRE-5) ------------------------------------------
 _ENTRY = {"name": "str", "dtype": "str", "shape": ("list", "int", 64), "device": "str", "offset": "int", "nbytes": "int"}
 _SLOT = {"slot": "int", "device": "str", "nbytes": "int", "ipc": ("opt", ("list", "ipc", 16), [])}
+_DATA_PLANE = {"backend": "str", "store": "str", "prefix": "str", "nbytes": "int", "timeout_ms": "int", "lease_ms": "int"}
 _SCHEMA = {
     "Hello": {"protocol": "str", "nonce": "bin32"}, "Welcome": {"proof": "bin32"}, "Refuse": {"detail": "str"},
     "Init": {"protocol": "str", "receiver": "int", "manifest": ("list", _ENTRY, 0), "slots": ("list", _SLOT, 0),
-             "version": "int", "slot": "int", "byteorder": "str", "capabilities": ("opt", ("list", "str", 0), [])},
+             "version": "int", "slot": "int", "byteorder": "str", "capabilities": ("opt", ("list", "str", 0), []),
+             "data_plane": ("opt", ("nil_or", _DATA_PLANE), None)},   # NET-1: checked, though unix: has no use for it
     "Receive": {"version": "int", "slot": "int", "new_slots": ("list", _SLOT, 0)}, "Stop": {},
     "Heartbeat": {}}   # MSG-4: legal once the join is done, in new and live; ignored
 _INT64 = range(-(1 << 63), 1 << 63)
 _ATOMS = {"int": lambda x: type(x) is int and 0 <= x < 1 << 63,
           "str": lambda x: type(x) is str and len(x.encode()) <= MAX_STR,
           "bin32": lambda x: type(x) is bytes and len(x) == 32,
-          "ipc": lambda x: x is None or type(x) in (bool, bytes) or (type(x) is int and x in _INT64)
-          or (type(x) is str and len(x.encode()) <= MAX_STR)}
+          "ipc": lambda x: x is None or type(x) is bool or (type(x) is int and x in _INT64)
+          or (type(x) is bytes and len(x) <= MAX_STR) or (type(x) is str and len(x.encode()) <= MAX_STR)}
 
 
 def _conform(v, kind, where: str):
@@ -164,6 +166,8 @@ def _conform(v, kind, where: str):
                 raise _bad("WIRE-3", f"{where} lacks the required field {key!r}")
             out[key] = _conform(v[key], sub, f"{where}.{key}")
         return out
+    if isinstance(kind, tuple) and kind[0] == "nil_or":
+        return None if v is None else _conform(v, kind[1], where)
     if isinstance(kind, tuple):
         if type(v) is not list or (kind[2] and len(v) > kind[2]):
             raise _bad("WIRE-3", f"{where} is not a list" + (f" of at most {kind[2]}" if kind[2] else ""))

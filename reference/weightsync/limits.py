@@ -25,11 +25,12 @@ LENGTH_BYTES = 4
 #: The largest payload a receiver may send, and a sender may send (WIRE-2).
 MAX_TO_SENDER = 64 * 1024
 MAX_TO_RECEIVER = 64 * 1024 * 1024
-#: The longest strings in UTF-8 bytes, the longest shape and ipc list (WIRE-3).
+#: The longest strings in UTF-8 bytes, the longest shape and ipc list, and the longest str or bin in it (WIRE-3).
 MAX_DETAIL = 4096
 MAX_TEXT = 4096
 MAX_DIMS = 64
 MAX_IPC = 16
+MAX_IPC_BYTES = 4096
 #: The largest integer a field holds (WIRE-3: [0, 2**63)).
 INT_MAX = 2**63 - 1
 #: How long a peer may take to finish a frame it has started (WIRE-7): the reaction bound.

@@ -155,6 +155,7 @@ class PeerMachine:
         self.failure = ""
         self.cause = ""  # DIED, ANSWERED_ERROR or VIOLATION once it is gone or failed
         self.incarnation = 0  # how many channels replaced the first one
+        self.unreported = False  # its handshake failed and no connect() has named it yet (INIT-5)
 
     def _step(self, event: str) -> PeerState:
         nxt = SENDER_TABLE.get((self.state, event))
@@ -266,6 +267,7 @@ class PeerMachine:
                 self.acked = version
             else:
                 self.failure, self.cause = msg.detail or "handshake failed", ANSWERED_ERROR
+                self.unreported = True
             self.state = nxt
             return Settled((version,), msg.status, msg.detail)
         assert isinstance(msg, Ack)
@@ -298,6 +300,7 @@ class PeerMachine:
         return self._cut("protocol violation", f"protocol violation: {error}", VIOLATION)
 
     def _cut(self, event: str, why: str, cause: str) -> tuple[int, ...]:
+        self.unreported = self.unreported or self.state is PeerState.CONNECTING  # its handshake ended so (INIT-5)
         self.state = self._step(event)
         failed = tuple(self.pending)
         self.pending.clear()

@@ -202,6 +202,8 @@ class Sender(Hub):
 
         By default every receiver that is not live yet and has not failed: so after
         one receiver's failure was raised, calling connect() again waits for the rest.
+        A receiver whose handshake failed while no connect() waited for it (it refused
+        the Init, or went away, before this call) is named by it, once (INIT-5).
         A named receiver that is already live is left as it is.
 
         Args:
@@ -217,14 +219,18 @@ class Sender(Hub):
         """
         deadline = Deadline(timeout)
         with self._locked(deadline):
+            # A receiver whose handshake failed while no connect() waited for it is named by the next one (INIT-5).
+            unreported = [i for i, p in enumerate(self._peers) if p.machine.unreported] if workers is None else []
             if workers is None:
-                targets = [i for i, p in enumerate(self._peers) if p.machine.waiting]
+                targets = [i for i, p in enumerate(self._peers) if p.machine.waiting] + unreported
             else:
                 targets = [i for i in self._check_workers(workers) if self._peers[i].machine.state is not PeerState.LIVE]
             for i in targets:
-                self._peers[i].machine.check_connect(self._listener is not None)  # LIFE-2
+                if i not in unreported:
+                    self._peers[i].machine.check_connect(self._listener is not None)  # LIFE-2
             # A listening sender waits for a new process to join in place of a gone or failed one (RDV-5).
-            rejoin = {i: self._peers[i].machine.incarnation for i in targets if self._peers[i].machine.ended}
+            rejoin = {i: self._peers[i].machine.incarnation for i in targets
+                      if self._peers[i].machine.ended and i not in unreported}
             for i in targets:
                 if self._peers[i].machine.state is PeerState.UNCONNECTED and self._peers[i].channel is not None:
                     self._send_init(self._peers[i])
@@ -237,6 +243,8 @@ class Sender(Hub):
                 if failed:
                     window.failed(time.monotonic())
                     if not connecting or window.over(time.monotonic()) or deadline.expired():
+                        for m in failed.values():
+                            m.unreported = False  # named once (INIT-5)
                         raise receivers_error({i: m.cause for i, m in failed.items()},
                                               {i: m.failure for i, m in failed.items()}, self._version, RESTART_HINT)
                 if not connecting:

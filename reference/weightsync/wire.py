@@ -17,7 +17,7 @@ import struct
 import msgpack
 
 from .errors import RemoteProtocolError
-from .limits import INT_MAX, MAX_DETAIL, MAX_DIMS, MAX_IPC, MAX_TEXT, NONCE_BYTES
+from .limits import INT_MAX, MAX_DETAIL, MAX_DIMS, MAX_IPC, MAX_IPC_BYTES, MAX_TEXT, NONCE_BYTES
 from .limits import MAX_TO_RECEIVER as MAX_TO_RECEIVER  # the frame bounds, re-exported for wire.frame's callers
 from .limits import MAX_TO_SENDER as MAX_TO_SENDER
 from .messages import (
@@ -97,14 +97,23 @@ def _list(item, limit=None):
 
 
 def _ipc_item(v, what):
-    if v is None or type(v) in (bool, int, bytes, str):
-        if type(v) is int and not -(2**63) <= v <= INT_MAX:
+    if v is None or type(v) is bool:
+        return v
+    if type(v) is int:
+        if not -(2**63) <= v <= INT_MAX:
             raise _violation(f"{what} holds an integer out of int64 range", "WIRE-3")
+        return v
+    if type(v) is str:
+        return _IPC_TEXT(v, what)
+    if type(v) is bytes:
+        if len(v) > MAX_IPC_BYTES:
+            raise _violation(f"{what} holds a byte string longer than {MAX_IPC_BYTES} bytes", "WIRE-3")
         return v
     raise _violation(f"{what} may hold only nil, booleans, integers, strings and byte strings", "WIRE-3")
 
 
 _STR = _text(MAX_TEXT)
+_IPC_TEXT = _text(MAX_IPC_BYTES)
 
 
 def _record(cls, fields):
@@ -132,10 +141,10 @@ _REQUIRED = object()
 SCHEMA: dict[str, tuple[type, tuple]] = {
     "Init": (Init, (("protocol", _STR), ("receiver", _int), ("manifest", _list(_record(Entry, ENTRY))),
                     ("slots", _list(_record(SlotInfo, SLOTINFO))), ("version", _int), ("slot", _int),
-                    ("byteorder", _STR), ("capabilities", _list(_STR, 64), ()),
+                    ("byteorder", _STR), ("capabilities", _list(_STR), ()),
                     ("data_plane", _or_nil(_record(dict, DATA_PLANE)), None))),
     "Ready": (Ready, (("receiver", _int), ("version", _int_or_nil), ("status", _STR), ("detail", _text(MAX_DETAIL)),
-                      ("holds_slot", _bool), ("protocol", _STR), ("capabilities", _list(_STR, 64), ()))),
+                      ("holds_slot", _bool), ("protocol", _STR), ("capabilities", _list(_STR), ()))),
     "Receive": (Receive, (("version", _int), ("slot", _int), ("new_slots", _list(_record(SlotInfo, SLOTINFO))))),
     "Ack": (Ack, (("receiver", _int), ("version", _int), ("status", _STR), ("detail", _text(MAX_DETAIL)))),
     "Stop": (Stop, ()),
