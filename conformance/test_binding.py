@@ -188,6 +188,33 @@ def test_weights_the_wire_cannot_carry_are_refused_at_once(ws, case):
 # ---- API-11: hooks ----------------------------------------------------------------------------------
 
 
+@pytest.mark.req("API-2")
+@pytest.mark.needs("push")
+def test_done_turns_true_by_itself_once_every_target_answered(rigs):
+    """A trainer that polls done() between steps, and makes no other call, sees its send complete: done() reads
+    the answers that arrived itself, never blocking, within the reaction bound of the last one (API-2)."""
+    import time
+
+    rig = rigs(basic(0), 2)
+    f = rig.send_async(basic(1))
+    limit = tm.REACTION + tm.SLACK
+    t0 = time.monotonic()
+    while True:
+        started = time.monotonic()
+        if f.done():
+            break
+        in_time(time.monotonic() - started < tm.SLACK, f"API-2 violated: one call of done() took "
+                                                       f"{time.monotonic() - started:.1f} s; it never blocks")
+        in_time(time.monotonic() - t0 < limit, f"API-2 violated: done() still false {limit:.0f} s after send_async "
+                                               "to two push receivers, with no other call made (it must read the "
+                                               "answers that arrived itself)")
+        time.sleep(0.02)
+    assert waited(f, "API-2", timeout=0) == f.version
+    rig.model.acked(0, f.version)
+    rig.model.acked(1, f.version)
+    rig.check()
+
+
 @pytest.mark.req("API-11", "SEND-5", "LIFE-8")
 @pytest.mark.needs("hooks", "push")
 def test_a_done_callback_is_called_once_without_polling_and_may_call_the_sender(ws, rigs):
