@@ -72,14 +72,14 @@ def test_decoder_reads_the_spec_payloads():
                   {"slot": 1, "device": "cpu", "nbytes": 128, "ipc": []}],
         "version": 7, "slot": 1, "byteorder": "little", "capabilities": []}
     kind, fields = wn.decode(msgpack.packb(init))
-    assert kind == "Init" and {"type": kind, **fields} == init
+    assert kind == "Init" and {"type": kind, **fields} == {**init, "data_plane": None}  # optional, nil by default
     # lenient decoding (WIRE-5): another key order, absent optional fields, longer integer forms
     lenient = dict(reversed(list(copy.deepcopy(init).items())))
     del lenient["capabilities"]
     for s in lenient["slots"]:
         del s["ipc"]
     payload = msgpack.packb(lenient).replace(b"\xa7version\x07", b"\xa7version\xcf" + (7).to_bytes(8, "big"))
-    assert wn.decode(payload) == ("Init", {k: v for k, v in init.items() if k != "type"})
+    assert wn.decode(payload) == ("Init", {**{k: v for k, v in init.items() if k != "type"}, "data_plane": None})
     assert wn.decode(hexframe("81 a4 74 79 70 65 a4 53 74 6f 70")) == ("Stop", {})
     hello = {"type": "Hello", "protocol": "1.1", "nonce": bytes(range(32)), "extra": 1.5}
     assert wn.decode(msgpack.packb(hello, use_bin_type=True)) == ("Hello", {"protocol": "1.1", "nonce": bytes(range(32))})
