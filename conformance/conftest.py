@@ -548,6 +548,7 @@ def pytest_pyfunc_call(pyfuncitem):
 
     Held at the larger scale: inconclusive (the machine was too slow for the first one).
     Failing again: a violation, of what the second failure names."""
+    started = time.monotonic()
     try:
         return (yield)
     except BaseException as first:  # noqa: BLE001 - judged, then re-raised or re-checked
@@ -555,11 +556,14 @@ def pytest_pyfunc_call(pyfuncitem):
         if j.kind != "timing":
             raise
         first_text = j.reason
+    took = time.monotonic() - started
     args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
     # The load the test met, measured now: busier than the run's timescale allows, the test runs again at the
     # timescale the machine has now, as if the run had started now (its first measure is half a second's).
     given = pyfuncitem.config._conformance_measure.get("timescale_given", 1.0)
     busy, recheck = tm.reruns(tm.SCALE, given * tm.scale_for(tm.calibrate()))
+    if busy is not None and not tm.fits(took, busy + recheck if busy < recheck else busy, _budget(pyfuncitem)):
+        busy = None  # the hang budget holds the re-check only: a test is never called hung for being re-run
     if busy is not None:
         _clean(pyfuncitem)
         with tm.scaled(busy):
@@ -569,8 +573,12 @@ def pytest_pyfunc_call(pyfuncitem):
                 pyfuncitem.user_properties.append(("timescale_measured_during_the_test", scale))
                 return None
             except BaseException as again:  # noqa: BLE001
-                if _judge(again, pyfuncitem.config).kind != "timing":
+                j2 = _judge(again, pyfuncitem.config)
+                if j2.kind != "timing":
                     raise
+                if busy >= recheck:  # that run was as generous as the re-check: it is the re-check
+                    pyfuncitem.stash[_RECHECKED] = first_text
+                    _missed_again(j2, first_text, scale, again)
     _clean(pyfuncitem)
     pyfuncitem.stash[_RECHECKED] = first_text
     with tm.scaled(recheck):
@@ -578,14 +586,23 @@ def pytest_pyfunc_call(pyfuncitem):
         try:
             pyfuncitem.obj(**args)
         except BaseException as second:  # noqa: BLE001
-            j2 = _judge(second, pyfuncitem.config)
-            if j2.kind == "timing" and j2.ids:
-                now = tm.calibrate()
-                raise missed_again(j2.reason, first_text, scale, tm.scale_for(now), now) from second
-            raise
+            _missed_again(_judge(second, pyfuncitem.config), first_text, scale, second)
     raise Inconclusive(f"only a bound was missed ({first_text}); re-checked at timescale {scale:g}, it held. "
                        f"The machine was too busy for timescale {scale / tm.RECHECK:g}: re-run with "
                        f"--conformance-timescale={tm.RECHECK:g}")
+
+
+def _missed_again(j, first_text: str, scale: float, exc: BaseException) -> None:
+    """Raises the verdict on a re-run that failed too: on time again, by missed_again; anything else, as it is."""
+    if j.kind == "timing" and j.ids:
+        now = tm.calibrate()
+        raise missed_again(j.reason, first_text, scale, tm.scale_for(now), now) from exc
+    raise exc
+
+
+def _budget(item) -> float:
+    """The wall time the suite gave this test before it counts as hung (its timeout mark, set at collection)."""
+    return max((m.args[0] for m in item.iter_markers("timeout") if m.args), default=tm.budget())
 
 
 def _clean(pyfuncitem) -> None:

@@ -119,6 +119,12 @@ def scale_for(measure: dict) -> float:
     return 1.0 if load <= 1.5 else min(round(load, 1), 8.0)
 
 
+def fits(took: float, factors: float, budget: float) -> bool:
+    """Whether runs at `factors` times (summed) the timescale of a first run that took `took` seconds, after it,
+    still end within a test's hang `budget` (setup and teardown left a quarter of it)."""
+    return took * (1.0 + factors) <= 0.75 * budget
+
+
 def reruns(scale: float, busy: float) -> tuple[float | None, float]:
     """After a check failed only on time at timescale `scale`, with the machine measured just after needing `busy`:
     (the factor of a run at the timescale the machine has now, None when it is no busier than `scale` allows;

@@ -179,3 +179,12 @@ def test_a_machine_busier_during_a_test_than_at_the_start_reruns_it_at_the_times
     assert tm.reruns(2.0, 1.0) == (None, tm.RECHECK)  # less busy than at the start
     assert tm.reruns(1.0, 2.5) == (2.5, tm.RECHECK)  # busier: once at 2.5 times, then the re-check
     assert tm.reruns(1.0, 6.0) == (6.0, 6.0)  # far busier: the re-check is at least as generous
+
+
+def test_a_rerun_at_the_measured_timescale_is_made_only_when_the_hang_budget_holds_it_and_the_recheck():
+    """The hang budget (timing.budget) makes room for the first run and the re-check; the run at the measured
+    timescale comes on top, so it is made only when all of them fit: a slow test is never called hung for it."""
+    budget = tm.budget(60.0) / tm.SCALE
+    assert tm.fits(5.0, 2.0 + tm.RECHECK, budget)  # a 5 s test: room for 10 s and 15 s more
+    assert not tm.fits(40.0, 2.0 + tm.RECHECK, budget)  # a 40 s test (the state machine): the re-check only
+    assert tm.fits(40.0, tm.RECHECK, budget) == (40.0 * (1 + tm.RECHECK) <= 0.75 * budget)
