@@ -165,6 +165,16 @@ def test_every_mutant_declares_its_requirement():
             )
 
 
+def test_every_mutant_patches_what_the_reference_has():
+    """A mutant whose seam the reference renamed carries no bug any more: it must fail here, not pass the suite
+    (issue 42). tests/mutant_seams.py imports each mutant and lists the names it added instead of replacing."""
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "mutant_seams.py"), "tests.mutants", *MUTANTS],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    stale = json.loads(proc.stdout.splitlines()[-1])
+    assert not stale, f"mutants whose seam the reference no longer has (rename them with the reference): {stale}"
+
+
 def test_every_receiver_mutant_fits_the_numpy_receiver():
     """A receiver mutant replaces one line of the NumPy receiver; a line that moved would make it fail for the wrong
     reason (its program exits at start), so each must occur exactly once."""
