@@ -188,3 +188,18 @@ def test_a_rerun_at_the_measured_timescale_is_made_only_when_the_hang_budget_hol
     assert tm.fits(5.0, 2.0 + tm.RECHECK, budget)  # a 5 s test: room for 10 s and 15 s more
     assert not tm.fits(40.0, 2.0 + tm.RECHECK, budget)  # a 40 s test (the state machine): the re-check only
     assert tm.fits(40.0, tm.RECHECK, budget) == (40.0 * (1 + tm.RECHECK) <= 0.75 * budget)
+
+
+def test_no_module_freezes_a_bound_by_importing_it_by_name():
+    """timing.set_scale rebinds T, SHORT, ... in its module: `from .timing import T` would keep the value of the
+    moment of import and miss every later scaling (issue 42). Modules read them as `tm.T`."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    frozen = []
+    for path in [*root.joinpath("conformance").rglob("*.py"), *root.joinpath("tests").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("timing"):
+                frozen += [f"{path.relative_to(root)}: {a.name}" for a in node.names if a.name.isupper()]
+    assert not frozen, f"bounds imported by name (frozen at import): {frozen}"
