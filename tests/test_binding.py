@@ -565,3 +565,26 @@ def test_cast_slots_from_packed_weights_and_bad_dtypes(local):
             ws.Sender({"w": torch.zeros(4)}, 1, dtypes=bad)
     with ws.Sender({"w": torch.zeros(4)}, 2, dtypes=torch.float32) as same:
         assert list(same._pool.groups) == [torch.device("cpu")]
+
+
+def test_sender_close_is_bounded_as_a_whole_not_wait_by_wait(weights, monkeypatch):
+    """LIFE-4/LIFE-9: close() waits for a lock a call left held, then for the listener thread to end; each wait
+    had its own bound, so together they could pass the reaction bound. Scaled down here: a lock nobody releases
+    and a listener thread that does not end must still leave close() within REACTION_BOUND."""
+    from weightsync import limits
+    from weightsync import sender as sender_module
+
+    monkeypatch.setattr(limits, "REACTION_BOUND", 1.0)
+    monkeypatch.setattr(sender_module, "_CLOSE_LOCK_WAIT", 0.4)
+    s = ws.Sender(weights, 1)
+    stuck = threading.Event()
+    s._mu.acquire()  # as a call interrupted by Ctrl-C leaves it
+    s._helper = threading.Thread(target=stuck.wait, args=(30,), daemon=True)
+    s._helper.start()
+    try:
+        t0 = time.monotonic()
+        s.close()
+        took = time.monotonic() - t0
+    finally:
+        stuck.set()
+    assert took <= limits.REACTION_BOUND, f"close() took {took:.2f} s, past the reaction bound of 1 s (LIFE-9)"

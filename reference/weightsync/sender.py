@@ -340,7 +340,8 @@ class Sender(Hub):
         a version every target had acked completes, the rest fail with ClosedError (LIFE-8).
         It returns within its bound even if a call interrupted by Ctrl-C left the lock held (LIFE-9).
         """
-        locked = self._mu.acquire(timeout=_CLOSE_LOCK_WAIT)
+        bound = Deadline(0.9 * limits.REACTION_BOUND)  # one bound for every wait below, not one each (LIFE-9)
+        locked = self._mu.acquire(timeout=bound.cap(_CLOSE_LOCK_WAIT))
         if not locked:
             # Held past any real call's hold: left held by a call an exception interrupted
             # (a KeyboardInterrupt), or stuck. Close without it, so close() stays bounded (LIFE-9).
@@ -351,7 +352,7 @@ class Sender(Hub):
             self._closed = True
             self._wake()
             if locked:  # without the lock, nobody polls and no answer can be read safely
-                self._cv.wait_for(lambda: not self._polling, timeout=_CLOSE_LOCK_WAIT)
+                self._cv.wait_for(lambda: not self._polling, timeout=bound.cap(_CLOSE_LOCK_WAIT))
                 try:
                     self._take_arrived()  # acks already here settle their versions before the rest fail (LIFE-8)
                 except Exception:  # noqa: BLE001 - close() goes on whatever a channel holds
@@ -378,7 +379,7 @@ class Sender(Hub):
             unlock(self._mu)  # ours, or one a call left held: later calls find it free, and the sender closed
         helper = self._helper
         if helper is not None and helper.ident is not None and helper is not threading.current_thread():
-            helper.join(limits.REACTION_BOUND)
+            helper.join(bound.left())
 
     def __enter__(self) -> Sender:
         return self
