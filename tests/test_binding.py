@@ -588,3 +588,24 @@ def test_sender_close_is_bounded_as_a_whole_not_wait_by_wait(weights, monkeypatc
     finally:
         stuck.set()
     assert took <= limits.REACTION_BOUND, f"close() took {took:.2f} s, past the reaction bound of 1 s (LIFE-9)"
+
+
+def test_a_network_receiver_close_shares_one_bound_between_its_threads(monkeypatch):
+    """LIFE-5: receiver.close() returns within the reaction bound. A TCP receiver also ends its I/O thread and its
+    data plane's thread; each join had a bound of its own (10 s + 1 s beside the apply thread's 5 s). Scaled down:
+    with an I/O thread that does not end, close(bound) of the pending source keeps to the bound it is given."""
+    from weightsync.clock import Deadline
+    from weightsync.pending import NetworkPending
+
+    stuck = threading.Event()
+    source = NetworkPending.__new__(NetworkPending)
+    source._cond, source._net = threading.Condition(), None
+    source._io_thread = threading.Thread(target=stuck.wait, args=(30,), daemon=True)
+    source._io_thread.start()
+    try:
+        t0 = time.monotonic()
+        source.close(Deadline(0.3))
+        took = time.monotonic() - t0
+    finally:
+        stuck.set()
+    assert took < 0.3 + 0.2, f"close() of a network receiver's source took {took:.2f} s against a 0.3 s bound"

@@ -31,6 +31,7 @@ import torch
 import torch.distributed as dist
 
 from . import limits
+from .clock import Deadline
 
 log = logging.getLogger("weightsync")
 
@@ -257,12 +258,13 @@ class Inbound:
     def expect(self, version: int) -> None:
         self._queue.put(version)
 
-    def close(self) -> None:
+    def close(self, bound: Deadline | None = None) -> None:
         """Ends the thread; a transfer in flight is aborted, so no gloo call outlives the receiver. The group is
-        dropped here, once the thread let go of it (bounded; interpreter exit waits for a thread still running)."""
+        dropped here, once the thread let go of it (bounded by INBOUND_WAIT and `bound`, the caller's own; interpreter
+        exit waits for a thread still running)."""
         group = self._end()
         if self.thread is not None and self.thread is not threading.current_thread():
-            self.thread.join(INBOUND_WAIT)
+            self.thread.join(INBOUND_WAIT if bound is None else bound.cap(INBOUND_WAIT))
         del group
 
     def _end(self) -> dist.ProcessGroupGloo | None:

@@ -34,7 +34,7 @@ class Pending(Protocol):
     def take(self, deadline: Deadline) -> Receive | None: ...
     def untake(self, msg: Receive) -> None: ...
     def applied(self, msg: Receive, ok: bool) -> None: ...
-    def close(self) -> None: ...
+    def close(self, bound: Deadline) -> None: ...
 
 
 class ChannelPending:
@@ -70,7 +70,7 @@ class ChannelPending:
     def applied(self, msg: Receive, ok: bool) -> None:
         pass
 
-    def close(self) -> None:
+    def close(self, bound: Deadline) -> None:
         pass
 
     def _read(self, deadline: Deadline) -> None:
@@ -177,13 +177,14 @@ class NetworkPending:
             if self.zero_copy and ok:
                 self._held = msg.slot
 
-    def close(self) -> None:
+    def close(self, bound: Deadline) -> None:
+        """Ends the I/O thread and the data plane within `bound`, the receiver's close() bound (LIFE-5)."""
         self._notify()
         io = self._io_thread
         if io is not None and io is not threading.current_thread():
-            io.join(limits.REACTION_BOUND)
+            io.join(bound.left())
         if self._net is not None:
-            self._net.close()
+            self._net.close(bound)
 
     # ---- the threads' side ----
 

@@ -381,17 +381,17 @@ class Receiver:
         self._closing = True
         self._wake.wake()
         self._lock.wake()
-        bound = Deadline(limits.CLOSE_WAIT)  # one bound for every wait of close() (LIFE-5)
+        bound = Deadline(0.9 * limits.REACTION_BOUND)  # one bound for every wait of close() (LIFE-5)
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             try:
-                thread.join(timeout=bound.left())
+                thread.join(timeout=bound.cap(limits.CLOSE_WAIT))
             except RuntimeError:  # connect() in another thread is starting it: it sees _closing and ends
                 pass
             if thread.is_alive():  # pragma: no cover - only a stuck torch copy could do this
                 log.error("receiver %d: apply thread did not stop within %.0f s", self.id, limits.CLOSE_WAIT)
         if self._pending is not None:
-            self._pending.close()
+            self._pending.close(bound)
         self._io.acquire(timeout=bound.left() or 0.0)  # a poll() elsewhere leaves its wait first
         try:
             if self._strategy is not None and self._version is not None:
