@@ -196,6 +196,16 @@ def _added_in_1_1() -> frozenset[str]:
     return frozenset(re.findall(r"`([A-Z]+(?:-[A-Z])?-\d+)`", m.group(1)))
 
 
+def _suite_version() -> str | None:
+    """The version of the package the suite came with (the installed suite is part of weightsync)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("weightsync")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def _program(config) -> str | None:
     """The command of the program under test, in program mode (either role)."""
     return config.getoption("--receiver-cmd") or config.getoption("--sender-cmd")
@@ -849,6 +859,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                     "schema": reporting.SCHEMA,
                     "interrupted": exitstatus == pytest.ExitCode.INTERRUPTED,
                     "spec_version": SPEC_VERSION,
+                    "suite": {"version": _suite_version(),
+                              "digest": reporting.suite_digest(Path(__file__).resolve().parent, SPEC_DIR)},
                     "impl": None if program else config.getoption("--impl"),
                     "receiver_cmd": config.getoption("--receiver-cmd"),
                     "sender_cmd": config.getoption("--sender-cmd"),

@@ -28,6 +28,19 @@ RANK = {PASSED: 0, XPASS: 0, SKIPPED: 1, NOT_IMPLEMENTED: 2, INCONCLUSIVE: 3, XF
 DECIDES = (VIOLATED, XFAIL, PASSED, XPASS, INCONCLUSIVE, NOT_IMPLEMENTED, SKIPPED)
 
 
+def suite_digest(suite_dir: Path, spec_dir: Path) -> str:
+    """A digest of what judged a run: the suite's Python files and the spec's text (requirements and clauses).
+    Two reports with one digest came from the same suite, so their verdicts may be compared test by test."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for folder, patterns in ((suite_dir, ("*.py",)), (spec_dir, ("*.md", "clauses/*.toml"))):
+        for pattern in patterns:
+            for path in sorted(folder.glob(pattern)):
+                h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def spec_version(spec_dir: Path) -> str:
     """The protocol version the spec states in its title ("# weightsync protocol 1.1")."""
     m = re.search(r"^# weightsync protocol (\d+\.\d+)", (spec_dir / "README.md").read_text(), re.M)

@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import sys
+from importlib.metadata import version as ws_version
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,7 @@ def test_the_installed_suite_runs_from_any_directory_with_its_own_settings(tmp_p
     assert "Traceback" not in r.stdout + r.stderr
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["schema"].startswith("weightsync-conformance-report/") and data["spec_version"] == "1.1"
+    assert data["suite"]["version"] == ws_version("weightsync") and len(data["suite"]["digest"]) == 16, data["suite"]
     row = data["requirements"]["SEC-4"]
     assert row["status"] == "passed" and row["spec"] == "13-security.md#SEC-4" and row["text"]
     assert not (tmp_path / ".pytest_cache").exists() and not (SUITE / ".pytest_cache").exists()

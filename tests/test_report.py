@@ -62,3 +62,24 @@ def test_violated_requirements_are_explained_with_text_and_anchor():
     lines = report.explained(["SEND-3", "NOPE-1"], report.statements(SPEC))
     assert lines[0].split()[0] == "SEND-3" and "[spec/08-failures.md#SEND-3]" in lines[0]
     assert "not defined by this spec" in lines[1]
+
+
+def test_the_suite_digest_changes_with_any_file_that_judges(tmp_path):
+    """The JSON report's `suite.digest`: equal for the same files, different once a test or a clause changes."""
+    import shutil
+
+    suite, spec = tmp_path / "suite", tmp_path / "spec"
+    (suite).mkdir()
+    (spec / "clauses").mkdir(parents=True)
+    (suite / "test_a.py").write_text("def test(): pass\n")
+    (spec / "01.md").write_text("**A-1** MUST\n")
+    (spec / "clauses" / "01.toml").write_text("[A-1.a]\n")
+    first = report.suite_digest(suite, spec)
+    assert len(first) == 16 and first == report.suite_digest(suite, spec)
+    shutil.copytree(suite, tmp_path / "copy")
+    assert report.suite_digest(tmp_path / "copy", spec) == first  # where it lies does not count
+    for path, text in ((suite / "test_a.py", "def test(): assert 0\n"), (spec / "clauses" / "01.toml", "[A-1.b]\n")):
+        before = path.read_text()
+        path.write_text(text)
+        assert report.suite_digest(suite, spec) != first, path
+        path.write_text(before)
