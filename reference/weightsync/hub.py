@@ -38,7 +38,7 @@ from .errors import (
 )
 from .messages import Heartbeat
 from .netplane import Lane
-from .protocol import Liveness, PeerMachine, PeerState, Settled
+from .protocol import Liveness, PeerMachine, Settled
 from .rendezvous import Listener
 from .rwlock import unlock
 from .session import Ended
@@ -416,7 +416,7 @@ class Hub:
 
     def _all_gone(self) -> bool:
         """Every receiver has joined once and none is live, connecting or joining now."""
-        return (all(p.machine.state in (PeerState.GONE, PeerState.FAILED) for p in self._peers)
+        return (all(p.machine.ended for p in self._peers)
                 and not (self._listener and self._listener.pending))
 
 

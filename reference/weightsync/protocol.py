@@ -209,6 +209,11 @@ class PeerMachine:
         return self.state in (PeerState.UNCONNECTED, PeerState.CONNECTING)
 
     @property
+    def stoppable(self) -> bool:
+        """Whether "send Stop" is a step of the table from here: the sender's close() stops it (LIFE-4)."""
+        return (self.state, "send Stop") in SENDER_TABLE
+
+    @property
     def ended(self) -> bool:
         """Failed or gone: a new handle or a new join restarts it (LIFE-2)."""
         return self.state in (PeerState.FAILED, PeerState.GONE)

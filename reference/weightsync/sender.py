@@ -362,7 +362,7 @@ class Sender(Hub):
             self._futures.clear()
             for peer in self._peers:
                 m = peer.machine
-                if m.state in (PeerState.UNCONNECTED, PeerState.CONNECTING, PeerState.LIVE):
+                if m.stoppable:
                     try:
                         if peer.channel is not None:
                             peer.channel.send(Stop())
