@@ -37,6 +37,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from . import backstop
 from . import clauses as inventory
 from . import report as reporting
 from . import timing as tm
@@ -119,6 +120,9 @@ def pytest_addoption(parser):
         help="multiply every timeout and bound of the suite by FACTOR, on top of what the suite measures of the "
         "machine at start (default 1, or $" + TIMESCALE_ENV + ")",
     )
+    group.addoption("--conformance-budget", default=None, type=float, metavar="SECONDS",
+                    help=f"a test's wall time at timescale 1 before the suite calls it hung (default "
+                         f"{tm.TEST_BUDGET:g}; a test that needs more asks for it; the re-check's room is added)")
     group.addoption("--conformance-json", default=None, metavar="PATH", help="write the requirement table as JSON")
     group.addoption("--conformance-clauses", action="store_true", default=False,
                     help="list each clause of the inventory (spec/clauses/) this run did not exercise: a measure of "
@@ -275,6 +279,11 @@ def pytest_configure(config):
     user = config.getoption("--conformance-timescale")
     if user is not None and not user > 0:
         raise pytest.UsageError(f"--conformance-timescale must be positive, got {user}")
+    asked = config.getoption("--conformance-budget")
+    if asked is not None:
+        if not asked > 0:
+            raise pytest.UsageError(f"--conformance-budget must be positive, got {asked}")
+        tm.TEST_BUDGET = asked
     if config.getoption("--receiver-cmd") and config.getoption("--sender-cmd"):
         raise pytest.UsageError("--receiver-cmd and --sender-cmd test one program each: give one of them per run")
     if _program(config) and config.getoption("--protocol-version") == "1.0":
@@ -285,6 +294,7 @@ def pytest_configure(config):
     #: The requirements protocol 1.1 added, when the implementation speaks 1.0: not judged (spec/README.md).
     config._conformance_later = _added_in_1_1() if config.getoption("--protocol-version") == "1.0" else frozenset()
     if not hasattr(config, "workerinput"):
+        backstop.prepare()
         # The controlling process measures the machine once; xdist's workers and every
         # spawned receiver process inherit the result through the environment.
         measure = tm.calibrate()
@@ -459,6 +469,7 @@ def pool(request):
     from .pool import Pool
 
     p = Pool(request.config.getoption("--impl"), POOL_SIZE, os.environ.get(START_ENV) or "spawn")
+    backstop.register(p)
     yield p
     p.close()
 
@@ -552,6 +563,60 @@ def _judge(exc: BaseException, config):
     if ws is None:
         return judge(exc)
     return judge(exc, (ws.SyncTimeoutError,), implementation_packages(ws))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Every test under the backstop's watch (conformance/backstop.py): a hang pytest-timeout cannot end."""
+    ws = impl(item.config)
+    packages = implementation_packages(ws) if ws is not None else frozenset()
+    finish = None if hasattr(item.config, "workerinput") else (lambda record: _finish_hung(item, record))
+    timer = backstop.watch(item.nodeid, item.stash.get(_IDS, []), _budget(item), packages, finish)
+    try:
+        return (yield)
+    finally:
+        timer.cancel()
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        backstop.clean()
+
+
+def _finish_hung(item, record: dict) -> int:
+    """Without xdist, a test the backstop gave up on: its verdict reported, then the run's report (the JSON too)."""
+    rep = pytest.TestReport(nodeid=item.nodeid, location=item.location, keywords={}, outcome="failed",
+                            longrepr=f"{record['reason']}\nwhere it was:\n{record['details']}", when="call")
+    rep.conformance_ids, rep.conformance = record["ids"], {k: record[k] for k in ("outcome", "blamed", "reason",
+                                                                                   "details")}
+    config = item.config
+    capture = config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:
+        capture.suspend_global_capture(in_=False)  # the test's capture holds the terminal's descriptor
+    config.hook.pytest_runtest_logreport(report=rep)
+    tr = config.pluginmanager.getplugin("terminalreporter")
+    if tr is not None:
+        tr.section(f"{item.nodeid}: ended by the suite's backstop", red=True)
+        tr.write_line(f"{record['reason']}\nwhere it was:\n{record['details']}")
+        pytest_terminal_summary(tr, pytest.ExitCode.INTERRUPTED, config)
+    backstop.clean()
+    return 1 if record["outcome"] == VIOLATED else INCONCLUSIVE_EXIT
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    """pytest-xdist lost the process running `crashitem`: the backstop's verdict, or inconclusive."""
+    record = backstop.found(crashitem) or {
+        "outcome": INCONCLUSIVE, "blamed": [], "ids": [], "details": "",
+        "reason": "the process running this test ended without a verdict (a crash of the implementation in the "
+                  "suite's own process, or the process was killed); the run went on in a new one"}
+    report.conformance_ids = record["ids"]
+    report.conformance = {k: record[k] for k in ("outcome", "blamed", "reason", "details")}
+    if record["outcome"] != VIOLATED:
+        report.outcome = "skipped"
+        report.longrepr = (crashitem.split("::")[0], 0, f"inconclusive: {record['reason']}")
+    else:
+        report.longrepr = f"{record['reason']}\nwhere it was:\n{record['details']}"
 
 
 @pytest.hookimpl(wrapper=True)

@@ -98,9 +98,17 @@ def implementation_packages(ws) -> frozenset[str]:
 def implementation_call(exc: BaseException, packages: frozenset[str]) -> str | None:
     """The requirement of the outermost binding call in `exc`'s traceback that raised it, if it came out of
     the implementation: an error where the spec expects the call to succeed breaks that call's contract."""
+    frames = []
     tb = exc.__traceback__
     while tb is not None:
-        frame = tb.tb_frame
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return call_in(frames, packages)
+
+
+def call_in(frames, packages: frozenset[str]) -> str | None:
+    """The requirement of the outermost frame of `frames` (outermost first) that runs the implementation's code."""
+    for frame in frames:
         if frame.f_globals.get("__name__", "").split(".")[0] in packages:
             name = frame.f_code.co_name
             owner = frame.f_locals.get("self")
@@ -109,7 +117,6 @@ def implementation_call(exc: BaseException, packages: frozenset[str]) -> str | N
                 if (kind, name) in CALL_IDS:
                     return CALL_IDS[(kind, name)]
             return CALL_IDS.get(name) or ("API-2" if any("Sender" in k for k in kinds) else "API-3")
-        tb = tb.tb_next
     return None
 
 

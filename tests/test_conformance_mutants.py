@@ -443,3 +443,44 @@ def test_protocol_version_1_0_leaves_out_what_1_1_added(tmp_path):
     assert machine["outcome"] == "passed" and machine["ids"] and not set(machine["ids"]) & set(
         re.findall(r"`([A-Z]+(?:-[A-Z])?-\d+)`", added)), machine
     assert "drop" in machine.get("properties", {}).get("rules_off", []), machine
+
+
+_SWALLOWS = '''"""A sender whose constructor swallows every exception in a loop: pytest-timeout cannot end the test."""
+import time
+
+from weightsync import *  # noqa: F403
+from weightsync import CAPABILITIES, __all__  # noqa: F401
+from weightsync import Sender as _Sender
+
+
+class Sender(_Sender):
+    def __init__(self, *args, **kwargs):
+        while True:
+            try:
+                time.sleep(0.05)
+            except BaseException:  # the bug: the suite's timeout and Ctrl-C are swallowed too
+                pass
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(MUTANT_TIMEOUT)
+@pytest.mark.parametrize("processes", ["1", "0"])
+def test_a_hang_the_timeout_cannot_end_is_judged_and_the_run_goes_on(tmp_path, processes):
+    """Issue 40: the suite bounds itself whatever the implementation does (conformance/backstop.py). A call that
+    swallows pytest-timeout's exception is judged a hang of its requirement; under xdist the run goes on in a new
+    process (the second test is judged too), without it the run ends with its report written."""
+    (tmp_path / "swallows_everything.py").write_text(_SWALLOWS)
+    report = tmp_path / "report.json"
+    tests = "test_version_is_int or test_send_with_explicit_weights"
+    rc, out, named, _ = run_suite("swallows_everything", "-q", "-n", processes, "--conformance-budget=2", "-k", tests,
+                                  f"--conformance-json={report}", extra_path=str(tmp_path), timeout=240)
+    assert rc == 1 and named == ["API-1"], f"exit {rc}, named {named}:\n{out[-4000:]}"
+    data = json.loads(report.read_text())
+    judged = {n.rpartition("::")[2]: (t["outcome"], t["blamed"]) for n, t in data["tests"].items()}
+    if processes == "1":  # both judged: the run went on after the first hang
+        assert judged == dict.fromkeys(["test_version_is_int", "test_send_with_explicit_weights"],
+                                       ("violated", ["API-1"])), judged
+    else:  # the first hang ends the run, with its report
+        assert list(judged.values()) == [("violated", ["API-1"])] and data["interrupted"], (judged, data["interrupted"])
+    assert "the implementation's call never returned" in out
