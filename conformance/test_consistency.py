@@ -12,7 +12,7 @@ from .clauses import occurred
 from .model import describe, diff, digest
 from .probes import new_fds, open_fds
 from .rig import expect_error, waited
-from .verdict import Inconclusive, TooSlow, WorkerLost
+from .verdict import Inconclusive, TooSlow, WorkerLost, in_time
 
 pytestmark = pytest.mark.needs("push")
 
@@ -520,3 +520,322 @@ def test_cast_slots_give_each_receiver_the_rounded_weights_it_asked_for(ws, dtyp
         refused.close()
     finally:
         plain.close()
+
+
+@pytest.mark.req("CONS-2", "CONS-1")
+@pytest.mark.needs("push")
+def test_a_nested_reading_never_waits_even_for_a_waiting_apply(ws):
+    """A push receiver in this process. Thread A opens reading(); a version arrives and its apply waits for A,
+    which this test knows once another thread's reading(timeout) is held back (CONS-2: a waiting apply holds new
+    blocks back). A then opens a nested reading(): it must enter without waiting (CONS-2: reading() nests, a
+    nested block never waits), still at version 0; once A leaves both blocks the apply runs and the send returns."""
+    import threading
+
+    from .test_pack import pair
+
+    sender, receiver = pair(ws, basic(0), None)
+    entered, go, out = threading.Event(), threading.Event(), {}
+
+    def reader_a():
+        try:
+            with receiver.reading(tm.T):
+                entered.set()
+                go.wait(tm.T + tm.SLACK)
+                t0 = time.monotonic()
+                try:
+                    with receiver.reading(tm.T):
+                        out["nested"] = (time.monotonic() - t0, receiver.version)
+                except Exception as e:  # noqa: BLE001 - reported below
+                    out["nested_error"] = (time.monotonic() - t0, f"{type(e).__name__}: {e}")
+        except Exception as e:  # noqa: BLE001
+            out["outer_error"] = f"{type(e).__name__}: {e}"
+
+    a = threading.Thread(target=reader_a, daemon=True, name="conformance-nested-reader")
+    try:
+        a.start()
+        in_time(entered.wait(tm.T), f"CONS-2 violated: reading() on an idle receiver did not enter in {tm.T} s")
+        f = sender.send_async(basic(1), timeout=tm.T)
+        deadline, waiting = time.monotonic() + tm.T, False
+        while not waiting and time.monotonic() < deadline:  # until the apply is seen waiting for A
+            try:
+                with receiver.reading(min(0.05 * tm.SCALE, tm.SHORT)):
+                    pass
+                time.sleep(0.01)  # not a verdict: the probe is tried again
+            except ws.SyncTimeoutError:
+                waiting = True
+        if not waiting:
+            raise Inconclusive(f"within {tm.T} s of the send no reading(timeout) in another thread was held back: "
+                               "the apply was never seen waiting for the open block (CONS-2.c decides that)")
+        occurred("CONS-2.f")
+        go.set()
+        a.join(tm.T + tm.SLACK)
+        assert "outer_error" not in out, f"CONS-2 violated: the outer reading() block raised {out.get('outer_error')}"
+        assert "nested_error" not in out, (
+            f"CONS-2 violated: a nested reading() opened while an apply waited for its own thread's outer block "
+            f"raised after {out['nested_error'][0]:.1f} s: {out['nested_error'][1]}; a nested block never waits")
+        in_time(not a.is_alive() and "nested" in out,
+                f"CONS-2 violated: a nested reading() opened while an apply waited for the outer block did not enter "
+                f"within {tm.T + tm.SLACK:.0f} s")
+        assert out["nested"][1] == 0, (f"CONS-2 violated: inside reading() blocks opened at version 0 the receiver "
+                                       f"showed version {out['nested'][1]}")
+        waited(f, "CONS-2", what="wait() on the version whose apply waited for the reader, once it left")
+        assert receiver.version == 1, f"ACK-4 violated: the send returned, receiver.version is {receiver.version}"
+    finally:
+        go.set()
+        sender.close()
+        receiver.close()
+
+
+def _local(ws, weights, n: int, **sender_options):
+    """A sender of `weights` and n connected push receivers without a target, all in this process."""
+    import threading
+
+    sender = ws.Sender(weights, n, **sender_options)
+    receivers, box = [], {}
+    try:
+        receivers = [ws.Receiver(sender.handle(i)) for i in range(n)]
+        threads = [threading.Thread(target=lambda r=r: box.setdefault(r.id, r.connect(tm.T)), daemon=True)
+                   for r in receivers]
+        for t in threads:
+            t.start()
+        try:
+            bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"INIT-4 violated: healthy receivers in this process did not connect: {e}") from None
+        for t in threads:
+            t.join(tm.T + tm.SLACK)
+        assert box == {i: 0 for i in range(n)}, f"INIT-4 violated: receivers connected with {box}"
+    except BaseException:
+        for r in receivers:
+            r.close()
+        sender.close()
+        raise
+    return sender, receivers
+
+
+@pytest.mark.req("LAYOUT-3", "ACK-3")
+@pytest.mark.needs("cast", "push")
+@pytest.mark.parametrize("form", ["one dtype", "a function of the id"])
+def test_cast_dtypes_given_as_one_dtype_or_a_function(ws, form):
+    """`dtypes=` as one dtype casts every receiver's slots; as a function of the receiver id, those it gives a
+    dtype for (None leaves the others as they are). Receivers without a target then hold, after each send, the
+    trainer's floating weights rounded to their dtype, integer ones as they are (LAYOUT-3)."""
+    gen = torch.Generator().manual_seed(3)
+
+    def weights(v: int) -> dict:
+        return {"w": torch.randn(6, 5, generator=gen) * 10 ** v, "h": torch.randn(7, generator=gen, dtype=torch.float64),
+                "steps": torch.arange(3, dtype=torch.int64) + v}
+
+    w = weights(0)
+    if form == "one dtype":
+        dtypes, want = torch.bfloat16, [torch.bfloat16, torch.bfloat16]
+    else:
+        dtypes, want = (lambda i: torch.float16 if i == 1 else None), [None, torch.float16]
+    sender, receivers = _local(ws, w, 2, dtypes=dtypes)
+    try:
+        for v in (1, 2):
+            w = weights(v)
+            try:
+                got = bounded(sender.send, w, timeout=tm.T, limit=tm.T + tm.SLACK, what="send")
+            except (HarnessError, ws.SyncTimeoutError) as e:
+                raise TooSlow(f"SEND-1 violated: a send to healthy cast receivers timed out: {e}") from None
+            assert got == v, f"VER-1 violated: send returned {got}, expected {v}"
+            for i, r in enumerate(receivers):
+                with r.reading(tm.T):
+                    for name, sent in w.items():
+                        expect = sent.to(want[i]) if want[i] is not None and sent.is_floating_point() else sent
+                        held = r.weights[name]
+                        assert held.dtype == expect.dtype and torch.equal(held, expect), (
+                            f"LAYOUT-3 violated: with dtypes= {form}, receiver {i} holds {name} as {held.dtype} "
+                            f"{held.flatten()[:3].tolist()}, expected {expect.dtype} {expect.flatten()[:3].tolist()}")
+    finally:
+        for r in receivers:
+            r.close()
+        sender.close()
+
+
+@pytest.mark.req("CONS-4")
+@pytest.mark.needs("push")
+@pytest.mark.parametrize("source", [pytest.param("module", marks=pytest.mark.needs("module")),
+                                    pytest.param("tensordict", marks=pytest.mark.needs("tensordict"))])
+def test_a_module_or_tensordict_sender_leaves_its_tensors_alone(ws, source):
+    """A sender made from a module (parameters and a buffer) or a TensorDict: a send neither makes the caller's
+    tensors shared, nor replaces nor modifies them; a change made in place after it reaches the receiver only
+    through the next send, which re-reads the object (CONS-4)."""
+    from torch import nn
+
+    if source == "module":
+        obj = nn.Linear(5, 3)
+        obj.register_buffer("steps", torch.arange(2, dtype=torch.int64))
+
+        def tensors():
+            return dict(obj.state_dict(keep_vars=True))
+    else:
+        from tensordict import TensorDict
+
+        obj = TensorDict({"w": torch.randn(5, 3), "inner": {"b": torch.randn(3)},
+                          "steps": torch.arange(2, dtype=torch.int64)}, batch_size=[])
+
+        def tensors():
+            return {".".join(k) if isinstance(k, tuple) else k: v
+                    for k, v in obj.items(include_nested=True, leaves_only=True)}
+
+    before = {n: t.detach().clone() for n, t in tensors().items()}
+    ptrs = {n: t.data_ptr() for n, t in tensors().items()}
+    ids = {n: id(t) for n, t in tensors().items()}
+    sender, (receiver,) = _local(ws, obj, 1)
+    try:
+        try:
+            bounded(sender.send, timeout=tm.T, limit=tm.T + tm.SLACK, what="send")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"SEND-1 violated: a send to a healthy receiver timed out: {e}") from None
+        now = tensors()
+        assert {n: id(t) for n, t in now.items()} == ids, f"CONS-4 violated: the {source}'s tensors were replaced"
+        assert {n: t.data_ptr() for n, t in now.items()} == ptrs, (
+            f"CONS-4 violated: the {source}'s tensors were moved to other memory")
+        shared = [n for n, t in now.items() if t.is_shared()]
+        assert not shared, f"CONS-4 violated: the {source}'s tensors {shared} were made shared"
+        changed = [n for n, t in now.items() if not torch.equal(t.detach(), before[n])]
+        assert not changed, f"CONS-4 violated: a send modified the {source}'s tensors {changed}"
+        name = next(n for n, t in now.items() if t.is_floating_point())
+        with torch.no_grad():
+            now[name].add_(1.0)
+        with receiver.reading(tm.T):
+            assert torch.equal(receiver.weights[name], before[name]), (
+                f"CONS-4 violated: a change to the {source}'s {name} after a send reached the receiver without one")
+        try:
+            bounded(sender.send, timeout=tm.T, limit=tm.T + tm.SLACK, what="send")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"SEND-1 violated: a send to a healthy receiver timed out: {e}") from None
+        with receiver.reading(tm.T):
+            assert torch.equal(receiver.weights[name], before[name] + 1.0), (
+                f"API-2 violated: send() did not re-read the {source}: the receiver does not hold the changed {name}")
+    finally:
+        receiver.close()
+        sender.close()
+
+
+@pytest.mark.req("LAYOUT-3", "LAYOUT-1", "INIT-1")
+@pytest.mark.needs("cast", "wire")
+def test_the_init_of_a_cast_receiver_names_its_dtype_and_layout(ws, closing):
+    """A scripted receiver reads the Init of a receiver whose slots `dtypes=` casts to bfloat16: every floating
+    entry names bfloat16 with the bytes of that dtype, integer and bool entries are as they are, each at an
+    offset that is a multiple of 64 in manifest order (LAYOUT-1 for that dtype), the slot holds them all, and
+    its bytes are version 0 rounded to bfloat16 (LAYOUT-3)."""
+    import mmap
+    import os
+    import threading
+
+    from .peers import ScriptedReceiver
+
+    w = {"a": torch.randn(3, 5), "n": torch.arange(7, dtype=torch.int32), "d": torch.randn(4, dtype=torch.float64),
+         "flag": torch.tensor([True, False, True]), "h": torch.randn(2, 2).to(torch.float16)}
+    sender = ws.Sender(w, 1, dtypes=torch.bfloat16)
+    try:
+        peer = ScriptedReceiver(sender.handle(0), 0)
+        closing(peer)
+        t = threading.Thread(target=lambda: _attempt_connect(sender), daemon=True)
+        t.start()
+        try:
+            init = peer.handshake(answer=False)
+        except HarnessError as e:
+            raise TooSlow(f"INIT-1 violated: no Init reached the scripted receiver: {e}") from None
+        manifest = init["manifest"]
+        assert [e["name"] for e in manifest] == list(w), f"INIT-1 violated: the manifest lists {manifest}"
+        end = 0
+        for e in manifest:
+            t0 = w[e["name"]]
+            want = "bfloat16" if t0.is_floating_point() else str(t0.dtype).removeprefix("torch.")
+            size = t0.numel() * (2 if t0.is_floating_point() else t0.element_size())
+            assert e["dtype"] == want and e["nbytes"] == size and list(e["shape"]) == list(t0.shape), (
+                f"LAYOUT-3 violated: the Init of a receiver cast to bfloat16 lists {e['name']} as {e['dtype']} "
+                f"{list(e['shape'])} of {e['nbytes']} bytes; expected {want} {list(t0.shape)} of {size} bytes")
+            assert e["offset"] % 64 == 0 and e["offset"] >= end, (
+                f"LAYOUT-1 violated: {e['name']} at offset {e['offset']} in a cast slot (after an array ending at {end})")
+            end = e["offset"] + e["nbytes"]
+        slot = next(s for s in init["slots"] if s["slot"] == init["slot"])
+        assert slot["nbytes"] >= end, f"LAYOUT-1 violated: a cast slot of {slot['nbytes']} bytes holds {end}"
+        fd = peer.slot_fds[init["slot"]]
+        with mmap.mmap(fd, os.fstat(fd).st_size, prot=mmap.PROT_READ) as m:
+            for e in manifest:
+                t0 = w[e["name"]]
+                expect = (t0.to(torch.bfloat16) if t0.is_floating_point() else t0).contiguous()
+                raw = expect.view(-1).view(torch.uint8).numpy().tobytes()
+                assert bytes(m[e["offset"]: e["offset"] + e["nbytes"]]) == raw, (
+                    f"LAYOUT-3 violated: the cast slot holds other bytes for {e['name']} than version 0 rounded "
+                    "to bfloat16")
+    finally:
+        sender.close()
+
+
+def _attempt_connect(sender) -> None:
+    """sender.connect in a thread whose outcome the test does not judge (its receiver never answers)."""
+    try:
+        sender.connect(tm.SHORT)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+@pytest.mark.req("CONS-1", "CONS-3")
+@pytest.mark.needs("pull")
+def test_the_polling_thread_sees_one_version_between_polls_without_reading(ws):
+    """A pull receiver in this process. While versions 1 and 2 reach it and it has not polled, its polling thread
+    reads its weights outside any reading() block, again and again: each read is version 0, every array. After a
+    poll it reads version 2 the same way, until the next poll (CONS-1: between two polls the polling thread sees
+    one version; CONS-3: nothing is applied outside poll())."""
+    from .test_versions import _pull_pair
+
+    sender, receiver = _pull_pair(ws, basic(0), None)
+    try:
+        futures = [sender.send_async(basic(v), timeout=tm.T) for v in (1, 2)]
+        for expect, then in ((0, 3), (2, None)):
+            want = describe(basic(expect))
+            end = time.monotonic() + 0.3 * tm.SCALE  # how long it keeps reading: a window, not a bound
+            reads = 0
+            while reads < 3 or time.monotonic() < end:
+                got = describe(dict(receiver.weights))
+                reads += 1
+                assert got == want and receiver.version == expect, (
+                    f"CONS-1 violated: between two polls the polling thread, reading outside reading(), saw "
+                    f"version {receiver.version} {'with other bytes than' if got != want else 'and the bytes of'} "
+                    f"version {expect}'s (read {reads})")
+            if then is None:
+                break
+            try:
+                got_v = bounded(receiver.poll, tm.T, limit=tm.T + tm.SLACK, what="poll")
+            except HarnessError as e:
+                raise TooSlow(f"API-3 violated: {e}") from None
+            assert got_v == 2, f"ACK-2 violated: poll() with versions 1 and 2 pending applied {got_v}"
+            futures.append(sender.send_async(basic(then), timeout=tm.T))
+        for f in futures[:2]:
+            waited(f, "SEND-5")
+    finally:
+        sender.close()
+        receiver.close()
+
+
+@pytest.mark.req("ACK-3", "SLOT-4", "CONS-5")
+def test_a_copying_receiver_reads_no_slot_once_it_acked(ws):
+    """Two copying receivers without a target in this process (Ready with holds_slot false), a sender with
+    max_slots=2. Version 1 goes to both; versions 2 and 3 to receiver 1 alone, so the sender writes both slots
+    again, the one version 1 was read from included (SLOT-2 lets it: receiver 0 answered and holds none).
+    Receiver 0 still holds version 1 bit for bit: after its ack it read no slot (ACK-3, SLOT-4)."""
+    sender, receivers = _local(ws, basic(0), 2, max_slots=2)
+    try:
+        for v, workers in ((1, None), (2, [1]), (3, [1])):
+            try:
+                got = bounded(sender.send, basic(v), workers=workers, timeout=tm.T, limit=tm.T + tm.SLACK, what="send")
+            except (HarnessError, ws.SyncTimeoutError) as e:
+                raise TooSlow(f"SEND-1 violated: a send to healthy receivers timed out: {e}") from None
+            assert got == v, f"VER-1 violated: send returned {got}, expected {v}"
+        for i, want in ((0, 1), (1, 3)):
+            with receivers[i].reading(tm.T):
+                v, d = receivers[i].version, describe(dict(receivers[i].weights))
+            assert v == want and d == describe(basic(want)), (
+                f"ACK-3 violated: receiver {i} acked version {want} and was sent nothing newer, yet it shows version "
+                f"{v}{' with its bytes' if d == describe(basic(want)) else ' with other bytes'} after the sender wrote "
+                "both slots again: a copying receiver read a slot after its ack (SLOT-4)")
+    finally:
+        for r in receivers:
+            r.close()
+        sender.close()

@@ -237,6 +237,19 @@ def test_mismatch_error_names_the_entry_and_both_values(rigs, ws):
     assert "steps" in str(e) and "int32" in str(e) and "int64" in str(e), (
         f"BAD-2 violated: the error does not name the entry and both dtypes (int32 given, int64 expected): {e}"
     )
+    bad = basic(1)
+    bad["w"] = torch.empty(4, 3, device="meta")  # another device, with no GPU
+    e = expect_error(ws, "WeightsMismatchError", rig.sender.send, bad, timeout=tm.T, ids="BAD-2",
+                     what="send with an entry on another device (meta)")
+    assert "w" in str(e) and "meta" in str(e) and "cpu" in str(e), (
+        f"BAD-2 violated: the error does not name the entry and both devices (meta given, cpu expected): {e}")
+    bad = basic(1)
+    bad["w"] = bad["w"].to_sparse()  # the entry's dtype and shape, another layout
+    e = expect_error(ws, "WeightsMismatchError", rig.sender.send, bad, timeout=tm.T, ids="BAD-2",
+                     what="send with a sparse entry")
+    assert "w" in str(e) and "sparse" in str(e), f"BAD-2 violated: the error does not name the entry and its layout: {e}"
+    assert rig.sender.version == 0, f"VER-2 violated: refused sends moved the version to {rig.sender.version}"
+    rig.check()
 
 
 @pytest.mark.req("BAD-3", "CONS-4")
@@ -461,3 +474,169 @@ def test_drop_of_a_receiver_not_connected_yet_changes_nothing(rigs, ws):
     rig.send(basic(1))
     rig.check()
 
+
+
+@pytest.mark.req("SEND-4", "SEND-7", "VER-2", "API-4")
+@pytest.mark.needs("wire")
+def test_a_refused_send_names_its_gone_and_failed_targets_whatever_else_it_targets(ws, closing):
+    """Four receivers played on the wire from this process: 0 connects and then closes its channel (gone, once a
+    send saw it die), 1 answers Ready(error) (failed), 2 is never connected, 3 gets its Init and never answers
+    (connecting). A send naming 0 and 1 raises one error naming both with their causes (SEND-4, SEND-7), and so
+    does one that also names 2 or 3: a gone or failed target makes the refusal that error, never
+    LocalProtocolError; a send to 2 or 3 alone raises LocalProtocolError. None consumes a version (VER-2)."""
+    import threading
+
+    from .peers import ScriptedReceiver, ready
+
+    sender = ws.Sender(basic(0), 4)
+    try:
+        peers = {i: ScriptedReceiver(sender.handle(i), i) for i in (0, 1, 3)}
+        for p in peers.values():
+            closing(p)
+        out = {}
+
+        def connect(workers, timeout):
+            try:
+                out[tuple(workers)] = sender.connect(timeout, workers=workers)
+            except Exception as e:  # noqa: BLE001 - judged below
+                out[tuple(workers)] = e
+
+        t = threading.Thread(target=connect, args=([0, 1], tm.T), daemon=True)
+        t.start()
+        try:
+            peers[0].handshake()
+            init = peers[1].handshake(answer=False)
+        except HarnessError as e:
+            raise TooSlow(f"INIT-1 violated: no Init reached a scripted receiver: {e}") from None
+        peers[1].send(ready(1, init["version"], "error", "the scripted receiver refuses its Init"))
+        t.join(tm.T + tm.SLACK)
+        in_time(not t.is_alive(), f"INIT-5 violated: connect() did not return within {tm.T + tm.SLACK:.0f} s")
+        got = out[(0, 1)]
+        assert isinstance(got, ws.ReceiverError) and got.workers == [1], (
+            f"INIT-5 violated: connect() of a receiver that answered Ready(error) and one that answered Ready(ok) "
+            f"gave {got!r}; a ReceiverError naming receiver 1 was due")
+        t = threading.Thread(target=connect, args=([3], tm.SHORT), daemon=True)
+        t.start()
+        try:
+            peers[3].handshake(answer=False)  # connecting: its Init came, no Ready goes back
+        except HarnessError as e:
+            raise TooSlow(f"INIT-1 violated: no Init reached scripted receiver 3: {e}") from None
+        t.join(tm.SHORT + tm.SLACK + tm.T)
+        in_time(isinstance(out.get((3,)), ws.SyncTimeoutError),
+                f"INIT-5 violated: connect({tm.SHORT}) of a receiver that never answers gave {out.get((3,))!r}")
+        peers[0].close()  # its channel ends: a send that waits on it sees it die (SEND-3)
+        expect_error(ws, "ReceiverDiedError", sender.send, basic(1), workers=[0], timeout=tm.T, ids="SEND-3",
+                     what="send to a receiver whose channel ended", naming=[0], limit=tm.REACTION + tm.SLACK)
+        version = sender.version
+        for workers, naming, causes in [([0, 1], [0, 1], {0: "died", 1: "error"}),
+                                        ([0, 1, 2, 3], [0, 1], {0: "died", 1: "error"}),
+                                        ([0, 2], [0], {0: "died"}), ([2, 1], [1], {1: "error"}),
+                                        ([3, 0], [0], {0: "died"})]:
+            for call in (sender.send, sender.send_async):
+                what = f"{call.__name__}(workers={workers}) with 0 gone, 1 failed, 2 unconnected and 3 connecting"
+                try:
+                    e = expect_error(ws, "ReceiverDiedError" if 0 in naming else "ReceiverError", call, basic(2),
+                                     workers=workers, timeout=tm.T, ids="SEND-4, SEND-7", what=what, naming=naming,
+                                     limit=tm.SLACK)
+                except AssertionError as err:
+                    if "LocalProtocolError" in str(err):
+                        raise AssertionError(f"SEND-4 violated: {what} raised LocalProtocolError; a gone or failed "
+                                             f"target makes the refusal the error of SEND-7 naming {naming}") from None
+                    raise
+                assert e.causes == causes, f"SEND-7 violated: {what} gave causes {e.causes}, expected {causes}"
+                assert e.version is None, f"SEND-4 violated: {what} raised with .version {e.version}, not None"
+                if 1 in naming:
+                    assert isinstance(e, ws.ReceiverError), f"SEND-7 violated: {what}: a failed target's error is no ReceiverError"
+                assert sender.version == version, f"VER-2 violated: {what} moved the version to {sender.version}"
+        for workers in ([2], [3], [2, 3]):
+            expect_error(ws, "LocalProtocolError", sender.send_async, basic(2), workers=workers, timeout=tm.T,
+                         ids="SEND-4", what=f"send_async(workers={workers}) to receivers not connected yet",
+                         limit=tm.SLACK)
+            assert sender.version == version, f"VER-2 violated: a send to {workers} moved the version"
+    finally:
+        sender.close()
+
+
+@pytest.mark.req("SEND-3", "SEND-5")
+@pytest.mark.needs("wire")
+def test_the_end_of_a_channel_fails_every_send_pending_there(ws, closing):
+    """The scripted receiver has the Receives of versions 1 and 2 pending, answers neither, and closes its
+    channel. The wait on version 1 raises ReceiverDiedError naming it; the sender then knows it is gone, so the
+    wait on version 2, given a short timeout, raises ReceiverDiedError at once too, not SyncTimeoutError: the
+    end of channel failed every send pending there (SEND-3)."""
+    import threading
+
+    from .peers import ScriptedReceiver
+
+    sender = ws.Sender(basic(0), 1)
+    try:
+        peer = ScriptedReceiver(sender.handle(0), 0)
+        closing(peer)
+        out = {}
+        t = threading.Thread(target=lambda: out.update(v=sender.connect(tm.T)), daemon=True)
+        t.start()
+        try:
+            peer.handshake()
+        except HarnessError as e:
+            raise TooSlow(f"INIT-1 violated: no Init reached the scripted receiver: {e}") from None
+        t.join(tm.T + tm.SLACK)
+        in_time(not t.is_alive(), "INIT-4 violated: connect() of a correct scripted receiver did not return")
+        futures = []
+        for v in (1, 2):
+            futures.append(sender.send_async(basic(v), timeout=tm.T))
+            try:
+                peer.next_receive()
+            except HarnessError as e:
+                raise TooSlow(f"SEND-1 violated: no Receive of version {v} reached the scripted receiver: {e}") from None
+        peer.close()
+        expect_error(ws, "ReceiverDiedError", futures[0].wait, tm.T, ids="SEND-3", naming=[0],
+                     what="wait() on version 1 pending at a receiver whose channel ended", limit=tm.REACTION + tm.SLACK)
+        try:
+            e = expect_error(ws, "ReceiverDiedError", futures[1].wait, tm.SHORT, ids="SEND-3", naming=[0],
+                             what="wait() on version 2, also pending at that receiver, once its death was raised",
+                             limit=tm.SHORT + tm.SLACK)
+        except TooSlow as err:  # a SyncTimeoutError here is no matter of time: the death was known before the call
+            raise AssertionError(f"SEND-3 violated: the end of receiver 0's channel failed the send of version 1 "
+                                 f"but left the send of version 2, pending at it too, unsettled: {err}") from None
+        assert e.version == 2, f"SEND-3 violated: the wait on version 2 raised with version {e.version}"
+        assert e.causes == {0: "died"}, f"SEND-7 violated: the wait on version 2 gave causes {e.causes}"
+    finally:
+        sender.close()
+
+
+@pytest.mark.req("SEND-7", "ACK-6")
+@pytest.mark.needs("wire")
+def test_the_collecting_ends_once_every_target_answered(ws, closing):
+    """Two receivers played on the wire: for one send, receiver 0 answers Ack(error) and receiver 1 Ack(ok) at
+    once. Every target has answered, so wait() raises the ReceiverError naming receiver 0 without waiting out
+    the 1 s of SEND-7's collecting. Tried three times: only a wait of 0.6 s or more each time counts (a busy
+    machine may stall one), against about 1 s for a sender that always waits the whole window."""
+    from .peers import ack
+    from .test_versions import _scripted_all
+
+    sender, peers = _scripted_all(ws, basic(0), 2, closing)
+    times = []
+    try:
+        for v in (1, 2, 3):
+            f = sender.send_async(basic(v), timeout=tm.T)
+            for p in peers:
+                try:
+                    p.next_receive()
+                except HarnessError as e:
+                    raise TooSlow(f"SEND-1 violated: no Receive of version {v} reached a scripted receiver: {e}") from None
+            peers[0].send(ack(0, v, "error", "the scripted receiver could not apply it"))
+            peers[1].send(ack(1, v))
+            t0 = time.monotonic()
+            e = expect_error(ws, "ReceiverError", f.wait, tm.T, ids="SEND-7, ACK-6", naming=[0],
+                             what=f"wait() on version {v}: receiver 0 answered Ack(error), receiver 1 Ack(ok)")
+            times.append(time.monotonic() - t0)
+            assert e.causes == {0: "error"}, f"SEND-7 violated: the error's causes are {e.causes}, expected {{0: 'error'}}"
+            if times[-1] < 0.6:
+                break
+        else:
+            raise AssertionError(
+                f"SEND-7 violated: with every target answered (one Ack(error), one Ack(ok)), wait() raised only after "
+                f"{', '.join(f'{t:.2f}' for t in times)} s in three tries: the collecting ends as soon as every other "
+                "target has answered, not after the 1 s window")
+    finally:
+        sender.close()

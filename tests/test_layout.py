@@ -216,3 +216,14 @@ def test_dtypes_the_wire_does_not_define_are_refused_by_name(dtype):
     """SEC-7: only Table 12-2's dtypes are sent; a receiver reads no other name either."""
     with pytest.raises(WeightsMismatchError, match="unknown dtype"):
         dtype_of(dtype)
+
+
+def test_a_target_on_the_meta_device_is_refused_though_its_device_index_is_a_cpu_tensors():
+    """A copy into a meta tensor writes nothing and raises nothing: a target (INIT-3 at connect, ACK-7 at each
+    apply) with a meta tensor where the manifest says cpu must be refused, on the checker's fast path too."""
+    m = make_manifest({"a": torch.zeros(3), "b": torch.zeros(2, 2)})
+    checker = Checker(m, target=True)
+    ok = {"a": torch.zeros(3), "b": torch.zeros(2, 2)}
+    assert checker.ordered(ok)[0] is ok["a"]
+    with pytest.raises(WeightsMismatchError, match="'b' is float32\\[2, 2\\] on meta, expected float32\\[2, 2\\] on cpu"):
+        checker.ordered({**ok, "b": torch.empty(2, 2, device="meta")})

@@ -133,6 +133,7 @@ def _is_packed(weights: object) -> TypeGuard[_PackedLike]:
 
 _DTYPE = operator.attrgetter("dtype")
 _REQUIRES_GRAD = operator.attrgetter("requires_grad")
+_IS_META = operator.attrgetter("is_meta")
 
 
 def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -243,7 +244,10 @@ class Checker:
                 and list(map(_DTYPE, out)) == self._dtypes
                 and list(map(torch.Tensor.get_device, out)) == self._device_ids
                 and list(map(torch.Tensor.numel, out)) == self._numels
-                and (allow_grad or not any(map(_REQUIRES_GRAD, out)))):
+                and (allow_grad or not any(map(_REQUIRES_GRAD, out)))
+                # A meta tensor's device index is a CPU tensor's (-1), and a copy into one writes nothing without
+                # an error: a target's are looked at (a sender's cannot be read from, so its copy fails loudly).
+                and not (self.target and any(map(_IS_META, out)))):
             return None
         expect = self._expect
         strides = list(map(torch.Tensor.stride, out))
