@@ -633,8 +633,8 @@ def test_the_collecting_ends_once_every_target_answered(ws, closing):
             assert e.causes == {0: "error"}, f"SEND-7 violated: the error's causes are {e.causes}, expected {{0: 'error'}}"
             if times[-1] < 0.6:
                 break
-        else:
-            raise AssertionError(
+        else:  # a matter of time: re-checked, and measured against the machine's load, before it is a violation
+            raise TooSlow(
                 f"SEND-7 violated: with every target answered (one Ack(error), one Ack(ok)), wait() raised only after "
                 f"{', '.join(f'{t:.2f}' for t in times)} s in three tries: the collecting ends as soon as every other "
                 "target has answered, not after the 1 s window")
