@@ -516,3 +516,65 @@ def handles_listed(msg: dict) -> int:
 
 def slotinfo(sid: int, nbytes: int) -> dict:
     return {"slot": sid, "device": "cpu", "nbytes": nbytes, "ipc": []}
+
+
+def loose(msg) -> bytes:
+    """`msg` in a valid MessagePack encoding that is not the canonical one (WIRE-5: a decoder accepts any): each
+    map's keys in reverse order (`type` last, each record's fields reversed), every integer in its 64-bit form
+    (0xcf, 0xd3) and every map, array, str and bin header in its 32-bit form, whatever the value's size."""
+    if isinstance(msg, dict):
+        items = list(msg.items())[::-1]
+        return b"\xdf" + struct.pack(">I", len(items)) + b"".join(loose(k) + loose(v) for k, v in items)
+    if isinstance(msg, (list, tuple)):
+        return b"\xdd" + struct.pack(">I", len(msg)) + b"".join(loose(v) for v in msg)
+    if msg is None:
+        return b"\xc0"
+    if isinstance(msg, bool):
+        return b"\xc3" if msg else b"\xc2"
+    if isinstance(msg, int):
+        return b"\xcf" + struct.pack(">Q", msg) if msg >= 0 else b"\xd3" + struct.pack(">q", msg)
+    if isinstance(msg, str):
+        raw = msg.encode()
+        return b"\xdb" + struct.pack(">I", len(raw)) + raw
+    if isinstance(msg, (bytes, bytearray)):
+        return b"\xc6" + struct.pack(">I", len(msg)) + bytes(msg)
+    if isinstance(msg, float):
+        return b"\xcb" + struct.pack(">d", msg)
+    raise TypeError(f"loose() cannot encode {type(msg).__name__}")
+
+
+def without_optional(msg: dict) -> dict:
+    """`msg` with every optional field of Table 12-1 left out, its records' too (WIRE-5: a decoder gives each its
+    default): Init's and Ready's `capabilities`, Init's `data_plane`, each SlotInfo's `ipc` where it is empty."""
+    out = {k: v for k, v in msg.items() if k not in ("capabilities", "data_plane")}
+    for key in ("slots", "new_slots"):
+        if key in out:
+            out[key] = [{k: v for k, v in s.items() if not (k == "ipc" and v == [])} for s in out[key]]
+    return out
+
+
+def with_repeated_key(msg: dict, key: str, first) -> bytes:
+    """`msg`'s payload with `key` written twice: first holding `first`, last holding msg[key] (WIRE-3: a decoder
+    takes the last value or treats the map as a violation, never takes the first). Built by hand: a dict cannot."""
+    rest = {k: v for k, v in msg.items() if k != key}
+    base = pack(rest)
+    assert 0x80 <= base[0] < 0x8e, "a small map (fixmap) is extended"
+    return bytes([base[0] + 2]) + pack(key) + pack(first) + base[1:] + pack(key) + pack(msg[key])
+
+
+class _Creates:
+    """Pickles as a call of open(path, "w"): whoever unpickles it creates the file."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def code_payload(path: str) -> bytes:
+    """A payload that runs code if decoded by a general deserialiser: a pickle whose loading creates `path`
+    (MSG-3: a peer executes no code carried by a message; WIRE-3: it is not one MessagePack map)."""
+    import pickle
+
+    return pickle.dumps(_Creates(path), protocol=2)

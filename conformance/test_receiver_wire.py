@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import random
 import shlex
 import subprocess
@@ -25,18 +26,23 @@ import pytest
 from . import timing as tm
 from .clauses import occurred
 from .peers import (
+    HEARTBEAT,
     ITEMSIZE,
     MAX_TO_RECEIVER,
     PeerClosed,
     ScriptedSender,
+    code_payload,
     frame,
     handles_listed,
     init,
     layout,
+    loose,
     pack,
     padded,
     slotinfo,
     with_odd_fields,
+    with_repeated_key,
+    without_optional,
 )
 from .verdict import HarnessError, TooSlow, in_time
 from .wire_schema import negatives
@@ -150,7 +156,8 @@ def sender():
 READY_FIELDS = {"type", "receiver", "version", "status", "detail", "holds_slot", "protocol", "capabilities"}
 
 
-def _handshake(sender, subject, arrs, *, version=0, rid=0, protocol="1.1", check=True, byteorder=None, gap=0):
+def _handshake(sender, subject, arrs, *, version=0, rid=0, protocol="1.1", check=True, byteorder=None, gap=0,
+               extra=None):
     subject.start(sender.url(rid))
     session = sender.accept(start_bound())
     manifest, data, nbytes = layout(arrs, gap)
@@ -158,6 +165,7 @@ def _handshake(sender, subject, arrs, *, version=0, rid=0, protocol="1.1", check
     msg = init(rid, manifest, [slotinfo(0, nbytes)], version, 0, protocol=protocol)
     if byteorder is not None:
         msg["byteorder"] = byteorder
+    msg.update(extra or {})
     session.send(msg, fds=[fd])
     if check:
         ready, _ = _expect(session, "Ready", "INIT-4")
@@ -188,15 +196,30 @@ def _closes(session, what: str, bound: float | None = None, rule: str | None = N
     in_time(session.closed_by_peer(bound), f"{ids} violated: the receiver kept the channel open {bound:.0f} s after {what}")
 
 
+#: Ack's fields (Table 1, Table 12-1); MSG-1: a receiver's Ack carries every one.
+ACK_FIELDS = ("type", "receiver", "version", "status", "detail")
+
+
+def _check_ack_fields(ack: dict, rid: int) -> None:
+    """MSG-1: an Ack carries receiver, version, status and detail; its receiver is the one the Init named (MSG-2)."""
+    missing = [f for f in ACK_FIELDS if f not in ack]
+    assert not missing, f"MSG-1 violated: an Ack leaves out {missing}: {ack!r:.200}"
+    assert ack["receiver"] == rid and isinstance(ack["detail"], str), (
+        f"MSG-1, MSG-2 violated: receiver {rid}'s Ack is {ack!r:.200} (its own id, a detail string)")
+
+
 @pytest.mark.req("INIT-4", "ACK-1", "ACK-2", "ACK-3", "SLOT-1", "WIRE-8", "WIRE-5", "WIRE-4", "SM-R-3", "LIFE-7",
-                  "RDV-3", "MSG-1")
+                  "RDV-3", "MSG-1", "WIRE-1")
 def test_versions_arrive_bit_for_bit_and_are_acked(sender, subject):
+    """Every frame the receiver writes is parsed as one frame of one message (WIRE-1), each Ack with its four
+    fields (MSG-1), and compared with its canonical re-encoding (WIRE-5)."""
     v0 = arrays(0)
     session, manifest, nbytes = _handshake(sender, subject, v0)
     v1 = arrays(1)
     fd1 = sender.slot(1, layout(v1)[1], nbytes)
     session.send({"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, nbytes)]}, fds=[fd1])
     ack, _ = _expect(session, "Ack", "ACK-1")
+    _check_ack_fields(ack, 0)
     assert (ack["version"], ack["status"]) == (1, "ok"), f"ACK-1 violated: {ack}"
     v2, v3 = arrays(2), arrays(3)
     fd2 = sender.slot(2, layout(v2)[1], nbytes)
@@ -210,6 +233,7 @@ def test_versions_arrive_bit_for_bit_and_are_acked(sender, subject):
         except (HarnessError, PeerClosed, ConnectionResetError):
             _applied_unacked(session, subject, 3, acked)
         assert ack.get("type") == "Ack", f"ACK-1 violated: expected an Ack, got {ack}"
+        _check_ack_fields(ack, 0)
         assert ack["status"] == "ok" and ack["version"] in (2, 3) and ack["version"] not in acked, f"ACK-2 violated: {ack}"
         acked.append(ack["version"])
     session.send({"type": "Stop"})
@@ -305,17 +329,30 @@ def test_another_major_version_is_refused_with_ready_error(sender, subject):
     assert not out["applied"], f"INIT-2 violated: the receiver applied {out['applied']} from a 2.0 Init"
 
 
+#: Capability names no protocol defines, as a later minor version may add (WIRE-6: a peer ignores those it does not
+#: know, and Ready lists only capabilities Init named).
+FUTURE_CAPABILITIES = ["x-future-a", "x-future-b"]
+
+
 @pytest.mark.req("WIRE-6", "INIT-2", "INIT-4")
 def test_an_init_of_a_later_minor_version_is_taken(subject):
     """A minor version adds only what an older peer of the same major may ignore (WIRE-6), so a receiver refuses
-    another major alone (INIT-2): an Init of protocol 1.9 is answered Ready(ok) and its version held."""
+    another major alone (INIT-2): an Init of protocol 1.9 naming capabilities nobody knows is answered Ready(ok),
+    whose capabilities are a subset of the Init's, and its version held."""
     later = ScriptedSender(protocol="1.9")
     try:
         v0 = arrays(0)
-        session, *_ = _handshake(later, subject, v0, protocol="1.9", check=False)
+        session, *_ = _handshake(later, subject, v0, protocol="1.9", check=False,
+                                 extra={"capabilities": FUTURE_CAPABILITIES})
         ready, _ = _expect(session, "Ready", "WIRE-6")
         assert (ready["status"], ready["version"]) == ("ok", 0), (
-            f"WIRE-6 violated: an Init of protocol 1.9 (a later minor version of major 1) got {ready}")
+            f"WIRE-6 violated: an Init of protocol 1.9 (a later minor version of major 1) naming capabilities "
+            f"{FUTURE_CAPABILITIES} got {ready}")
+        shared = ready.get("capabilities", [])
+        assert isinstance(shared, list) and set(shared) <= set(FUTURE_CAPABILITIES), (
+            f"WIRE-6 violated: Ready names capabilities {shared!r}, not a subset of the Init's {FUTURE_CAPABILITIES}")
+        assert str(ready.get("protocol", "")).split(".")[0] == "1", (
+            f"WIRE-6 violated: Ready(ok) gives protocol {ready.get('protocol')!r}, not one of major 1")
         session.send({"type": "Stop"})
         out = subject.finish()
         assert out["applied"] == [(0, digest(v0))], f"INIT-4 violated: from a 1.9 Init the receiver reports {out}"
@@ -334,6 +371,10 @@ def test_an_init_in_another_byte_order_is_refused_with_ready_error(sender, subje
     assert ready["status"] == "error" and ready["detail"], f"WIRE-8 violated: an Init in {byteorder!r} order got {ready}"
     out = subject.finish()
     assert not out["applied"], f"WIRE-8 violated: the receiver applied {out['applied']} from a {byteorder!r} Init"
+    # The binding's connect() raises ReceiverError, as for INIT-6 (a program reports text alone: kinds is None).
+    assert out["kinds"] is None or "ReceiverError" in out["kinds"], (
+        f"WIRE-8 violated: refusing a {byteorder!r} Init, connect() raised {out['error']!r} (classes "
+        f"{out['kinds']}), not ReceiverError")
 
 
 @pytest.mark.req("WIRE-3", "INIT-4", "ACK-3")
@@ -443,7 +484,11 @@ def test_a_refused_join_ends_the_receiver(subject):
         refusing.close()
 
 
+#: MSG-3: the file a payload of "a pickle that would create a file" creates if the receiver runs it.
+CODE_MARK = f"/tmp/conformance-msg3-receiver-{os.getpid()}"
+
 BAD_FRAMES = {
+    "a pickle that would create a file": (frame(code_payload(CODE_MARK)), "MSG-3"),
     # name: (bytes after the handshake, the rule)
     "a length over 64 MiB": (b"\x7f\xff\xff\xff", "WIRE-2"),
     "a payload that is not MessagePack": (frame(b"\xc1\xc1"), "WIRE-3"),
@@ -463,10 +508,19 @@ BAD_FRAMES = {
     "a Receive listing a slot but no handle": (frame(pack({"type": "Receive", "version": 1, "slot": 4,
                                                            "new_slots": [{"slot": 4, "device": "cpu", "nbytes": 64,
                                                                           "ipc": []}]})), "WIRE-4"),
+    "a zero-length frame": (b"\x00\x00\x00\x00", "WIRE-1"),
+    "a message of a type no table defines": (frame(pack({"type": "Rewind", "version": 1, "slot": 0})), "MSG-3"),
+    "a Receive followed by trailing bytes in its frame": (
+        frame(pack({"type": "Receive", "version": 1, "slot": 0, "new_slots": []}) + b"\xc0"), "WIRE-3"),
+    # Its new slot's device, a known str field, holds bytes that are not UTF-8 (0xff never occurs in UTF-8).
+    "a Receive with invalid UTF-8 in a str": (
+        lambda n: frame(pack({"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, n)]})
+                        .replace(b"\xa3cpu", b"\xa3\xff\xfeu")), "WIRE-3"),
 }
 
 
-@pytest.mark.req("SM-R-7", "SEC-1", "WIRE-2", "WIRE-3", "MSG-3", "VER-3", "SLOT-1", "SLOT-5", "WIRE-4", "SM-R-8")
+@pytest.mark.req("SM-R-7", "SEC-1", "WIRE-1", "WIRE-2", "WIRE-3", "MSG-3", "VER-3", "SLOT-1", "SLOT-5", "WIRE-4",
+                  "SM-R-8")
 @pytest.mark.parametrize("bad", sorted(BAD_FRAMES))
 def test_a_sender_that_breaks_the_protocol_is_cut_off(sender, subject, bad):
     v0 = arrays(0)
@@ -475,10 +529,16 @@ def test_a_sender_that_breaks_the_protocol_is_cut_off(sender, subject, bad):
     if data is None:
         data = frame(pack(init(0, manifest, [], 1, 0)))
     if callable(data):  # a message that carries one handle: a slot of the right size
-        session.send(data(nbytes), fds=[sender.slot(7, layout(arrays(1))[1], nbytes)])
+        msg, fds = data(nbytes), [sender.slot(7, layout(arrays(1))[1], nbytes)]
+        session.send_raw(msg, fds) if isinstance(msg, bytes) else session.send(msg, fds)
     else:
         session.send_raw(data)
-    _closes(session, bad, rule=rule)
+    try:
+        _closes(session, bad, rule=rule)
+    finally:
+        if os.path.exists(CODE_MARK):
+            os.remove(CODE_MARK)
+            raise AssertionError(f"MSG-3 violated: decoding {bad!r} the receiver ran its code (it created {CODE_MARK})")
     out = subject.finish()
     assert [v for v, _ in out["applied"]] == [0], f"{rule} violated: after {bad} the receiver reported {out['applied']}"
     assert out["stopped"] or out["error"], f"SM-R-7 violated: after {bad} the receiver neither stopped nor failed"
@@ -737,3 +797,274 @@ def test_a_heartbeat_before_init_is_ignored(sender, subject):
     _receive(sender, session, 1, v1, nbytes)
     _acks_up_to(session, 1, {1}, "after Heartbeats before Init and Receive(1)")
     _stops_holding(session, subject, {0: digest(v0), 1: digest(v1)}, 1, "sent Heartbeats before Init")
+
+
+# ---- decoders are lenient (WIRE-5), slots are checked (WIRE-8), the spec's vectors are understood (WIRE-9) ----
+
+
+@pytest.mark.req("WIRE-5", "WIRE-3", "ACK-1", "ACK-3", "LIFE-7")
+def test_any_valid_encoding_is_decoded(sender, subject):
+    """Frames no canonical encoder writes, each legal (WIRE-5): keys in reverse order (`type` last, each record's
+    fields reversed), every integer in its 64-bit form and every header in its 32-bit form, the optional fields
+    left out (an Init without capabilities and data_plane, SlotInfos without ipc). The receiver answers the Init
+    Ready(ok), passes over the Heartbeat, applies and acks the Receive, all so written. Then a Receive whose
+    version key is written twice, 9 first and 2 last: the receiver takes the last value (Ack(2)) or treats the map
+    as a violation, never the first (WIRE-3)."""
+    v0, v1, v2 = arrays(0), arrays(1), arrays(2)
+    subject.start(sender.url(0))
+    session = sender.accept(start_bound())
+    manifest, data, nbytes = layout(v0)
+    session.send_raw(frame(loose(without_optional(init(0, manifest, [slotinfo(0, nbytes)], 0, 0)))),
+                     fds=[sender.slot(0, data, nbytes)])
+    ready, _ = _expect(session, "Ready", "WIRE-5")
+    assert (ready["status"], ready["version"]) == ("ok", 0), (
+        f"WIRE-5 violated: an Init with its keys reversed, 64-bit integers and no optional field got {ready}")
+    receive = {"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, nbytes)]}
+    session.send_raw(frame(loose(HEARTBEAT)))
+    session.send_raw(frame(loose(without_optional(receive))), fds=[sender.slot(1, layout(v1)[1], nbytes)])
+    ack, _ = _expect(session, "Ack", "WIRE-5")
+    assert (ack["version"], ack["status"]) == (1, "ok"), (
+        f"WIRE-5 violated: a Receive with its keys reversed, 64-bit integers and a SlotInfo without ipc got {ack}")
+    twice = {"type": "Receive", "version": 2, "slot": 2, "new_slots": [slotinfo(2, nbytes)]}
+    session.send_raw(frame(with_repeated_key(twice, "version", 9)), fds=[sender.slot(2, layout(v2)[1], nbytes)])
+    bound = answer_bound()
+    try:
+        answer = session.answer_before_close(bound, ignore=("Heartbeat",))
+    except HarnessError:
+        raise TooSlow(f"WIRE-3 violated: no answer to a Receive whose version key is repeated, and the channel open "
+                      f"{bound:.0f} s later") from None
+    if answer is not None:
+        assert (answer.get("type"), answer.get("version"), answer.get("status")) == ("Ack", 2, "ok"), (
+            f"WIRE-3 violated: a Receive whose version key holds 9, then 2, got {answer!r:.200}: a decoder takes the "
+            "last value or treats the map as a violation, never the first")
+        session.send_raw(frame(loose({"type": "Stop"})))
+    out = subject.finish()
+    published = {0: digest(v0), 1: digest(v1), 2: digest(v2)}
+    for v, d in out["applied"]:
+        assert published.get(v) == d, (
+            f"WIRE-3, WIRE-5 violated: the receiver reports version {v} with other bytes than published for it")
+    last = 2 if answer is not None else 1
+    assert out["applied"] and out["applied"][-1][0] == last, (
+        f"WIRE-5 violated: the receiver ends at {out['applied']}, not version {last}")
+    assert answer is None or out["stopped"], "WIRE-5 violated: after a Stop written as a 32-bit map it did not stop"
+
+
+#: How the slot buffer breaks WIRE-8, where: the handle comes with the Init or with a Receive's new slot.
+SHORT_SLOTS = {
+    "the Init's slot buffer shorter than its nbytes": "Init",
+    "a new slot's buffer shorter than its nbytes": "Receive",
+    "the Init's last array ending past its slot's nbytes": "Init",
+}
+
+
+@pytest.mark.req("WIRE-8", "SEC-1")
+@pytest.mark.parametrize("case", sorted(SHORT_SLOTS))
+def test_a_slot_shorter_than_its_layout_is_never_read(sender, subject, case):
+    """A buffer of 64 bytes where the SlotInfo says more, the manifest's arrays running past those 64 bytes; or a
+    buffer of the SlotInfo's size, with the manifest's last array ending past it. A receiver checks the buffer's
+    size before reading it (WIRE-8): it refuses the Init with Ready(error) or the Receive with Ack(error), or cuts
+    the sender off as at a violation. It never takes the version (no Ready(ok), no Ack(ok), not reported applied),
+    and it does not crash on a read past the end of the buffer."""
+    v0, v1 = arrays(0), arrays(1)
+    manifest, data, nbytes = layout(v0)
+    where = SHORT_SLOTS[case]
+    if where == "Init":
+        subject.start(sender.url(0))
+        session = sender.accept(start_bound())
+        if "past" in case:  # the SlotInfo and its buffer end 64 bytes before the last array does
+            slot_nbytes = -(-(manifest[-1]["offset"] + manifest[-1]["nbytes"]) // 64) * 64 - 64
+            fd = sender.slot(0, data[:slot_nbytes], slot_nbytes)
+        else:
+            slot_nbytes, fd = nbytes, sender.slot(0, data[:64], 64)
+        session.send(init(0, manifest, [slotinfo(0, slot_nbytes)], 0, 0), fds=[fd])
+        refused, held = ("Ready", 0), []
+    else:
+        session, manifest, nbytes = _handshake(sender, subject, v0)
+        session.send({"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, nbytes)]},
+                     fds=[sender.slot(1, layout(v1)[1][:64], 64)])
+        refused, held = ("Ack", 1), [0]
+    occurred("WIRE-8.h")
+    bound = answer_bound()
+    try:
+        answer = session.answer_before_close(bound, ignore=("Heartbeat",))
+    except HarnessError:
+        raise TooSlow(f"WIRE-8 violated: no answer to {case}, and the channel open {bound:.0f} s later") from None
+    if answer is not None:
+        assert (answer.get("type"), answer.get("version"), answer.get("status")) != (*refused, "ok"), (
+            f"WIRE-8 violated: with {case} the receiver answered {answer!r:.200}: it read a slot without checking "
+            "that its buffer holds the SlotInfo's nbytes and the arrays the manifest places in it")
+        try:
+            session.send({"type": "Stop"})
+        except OSError:
+            pass  # it closed its channel after a Ready(error)
+    out = subject.finish()
+    if subject.proc is not None:
+        assert subject.proc.returncode is not None and subject.proc.returncode >= 0, (
+            f"WIRE-8 violated: with {case} the receiver program died of signal {-subject.proc.returncode} (a read "
+            "past the end of the slot's buffer)")
+    # Only versions before the broken one: a receiver whose apply failed may hold none (ACK-6), and may have done so
+    # before its first report.
+    assert {v for v, _ in out["applied"]} <= set(held), (
+        f"WIRE-8 violated: with {case} the receiver reports {out['applied']}, versions from a slot it cannot hold")
+
+
+def _spec_vectors() -> dict[str, bytes]:
+    """The frames of spec/12-wire.md's test vectors, by their headings (WIRE-9)."""
+    import re
+
+    from .names import SPEC_DIR
+
+    pattern = re.compile(r"^#### (?P<name>.+?)\n\nPayload as JSON: `[^`]+`\n\nFrame, \d+ bytes:\n\n"
+                         r"```text\n(?P<hex>[0-9a-f \n]+?)```", re.M)
+    text = (SPEC_DIR / "12-wire.md").read_text()
+    return {m["name"]: bytes.fromhex(m["hex"].replace(" ", "").replace("\n", "")) for m in pattern.finditer(text)}
+
+
+@pytest.mark.req("WIRE-9", "WIRE-4", "ACK-1", "ACK-3", "LIFE-7")
+def test_the_spec_vectors_are_understood_and_answered_exactly(sender, subject):
+    """The scripted sender writes the spec's sender-side frames byte for byte (WIRE-9) to a receiver joined as 2:
+    Init (version 7 in slot 1 of two 128-byte slots: w float32[2, 3] at 0, step int64 at 64), Heartbeat,
+    Receive (8 in slot 0), Receive introducing slot 2 (9), Stop. The receiver holds each version bit for bit; its
+    Ready is the spec's Ready frame (holds_slot as it declares) and its Ack of 9 is exactly the spec's Ack frame."""
+    if sys.byteorder != "little":
+        pytest.skip("the vectors' Init says byteorder 'little'; this host would rightly refuse it (WIRE-8)")
+    vectors = _spec_vectors()
+    rnd = random.Random(9)
+
+    def version(v):
+        return [("w", "float32", (2, 3), rnd.randbytes(24)), ("step", "int64", (), v.to_bytes(8, "little"))]
+
+    def slot_bytes(arrs):
+        (_, _, _, w), (_, _, _, step) = arrs
+        return w + bytes(40) + step
+
+    v7, v8, v9 = version(7), version(8), version(9)
+    subject.start(sender.url(2))
+    session = sender.accept(start_bound())
+    fds = [sender.slot(0, slot_bytes(v8), 128), sender.slot(1, slot_bytes(v7), 128)]  # slot 0 is read at 8 only
+    session.send_raw(vectors["Init"], fds=fds)
+    ready, _ = _expect(session, "Ready", "WIRE-9")
+    assert (ready["status"], ready["version"]) == ("ok", 7), f"WIRE-9 violated: the spec's Init frame got {ready}"
+    expected = pack({"type": "Ready", "receiver": 2, "version": 7, "status": "ok", "detail": "",
+                     "holds_slot": ready.get("holds_slot"), "protocol": "1.1", "capabilities": []})
+    assert session.frames_in[-1] == expected, (
+        f"WIRE-9 violated: the Ready to the spec's Init is {session.frames_in[-1].hex(' ')}, not the spec's Ready frame "
+        f"(holds_slot {ready.get('holds_slot')}) {expected.hex(' ')}")
+    session.send_raw(vectors["Heartbeat"])
+    session.send_raw(vectors["Receive"])
+    ack, _ = _expect(session, "Ack", "WIRE-9")
+    assert (ack["version"], ack["status"]) == (8, "ok"), f"WIRE-9 violated: the spec's Receive frame got {ack}"
+    session.send_raw(vectors["Receive, introducing a slot"], fds=[sender.slot(2, slot_bytes(v9), 128)])
+    ack, _ = _expect(session, "Ack", "WIRE-9")
+    assert (ack["version"], ack["status"]) == (9, "ok"), (
+        f"WIRE-9 violated: the spec's Receive introducing slot 2 got {ack}")
+    assert frame(session.frames_in[-1]) == vectors["Ack"], (
+        f"WIRE-9 violated: the Ack of 9 is {frame(session.frames_in[-1]).hex(' ')}, not the spec's Ack frame "
+        f"{vectors['Ack'].hex(' ')}")
+    session.send_raw(vectors["Stop"])
+    out = subject.finish()
+    published = {7: digest(v7), 8: digest(v8), 9: digest(v9)}
+    for v, d in out["applied"]:
+        assert published.get(v) == d, f"WIRE-9 violated: from the spec's frames the receiver holds version {v} " \
+                                      "with other bytes than the slot held"
+    assert out["applied"] and out["applied"][-1][0] == 9, f"WIRE-9 violated: the receiver ends at {out['applied']}"
+    assert out["stopped"], "WIRE-9 violated: after the spec's Stop frame the receiver does not say it stopped"
+
+
+# ---- what the binding's receiver reports (section 10): connect() and poll() name the violation ----
+
+
+@pytest.mark.req("SM-R-7", "SM-R-1", "MSG-3")
+@pytest.mark.parametrize("instead", ["a Receive", "a Ready"])
+def test_a_message_in_place_of_the_init_is_a_violation(sender, subject, instead):
+    """The first frame after the join is a Receive (a message of a later state) or a Ready (one of the other
+    direction), not Init: connect() raises RemoteProtocolError and the receiver closes its channel without an
+    answer, having applied nothing (SM-R-7)."""
+    subject.start(sender.url(0))
+    session = sender.accept(start_bound())
+    msg = ({"type": "Receive", "version": 1, "slot": 0, "new_slots": []} if instead == "a Receive" else
+           {"type": "Ready", "receiver": 0, "version": 0, "status": "ok", "detail": "", "holds_slot": False,
+            "protocol": "1.1", "capabilities": []})
+    session.send(msg)
+    _cut_off(session, subject, f"{instead} in place of the Init", [])
+
+
+@pytest.mark.req("SM-R-3", "CON-1", "ACK-3")
+def test_an_end_of_channel_without_stop_stops_a_live_receiver(sender, subject):
+    """The sender's end of a live receiver's channel closes after an Ack, without Stop: the receiver stops
+    (SM-R-3), the version it acked still held and readable, and it reports no version more."""
+    v0, v1 = arrays(0), arrays(1)
+    session, manifest, nbytes = _handshake(sender, subject, v0)
+    _receive(sender, session, 1, v1, nbytes)
+    _acks_up_to(session, 1, {1}, "after Receive(1)")
+    session.close()
+    out = subject.finish()
+    assert out["applied"] and out["applied"][-1] == (1, digest(v1)), (
+        f"SM-R-3 violated: after its channel ended without Stop the receiver reports {out['applied']}, not version 1 "
+        "as it acked it")
+    assert out["stopped"], "SM-R-3 violated: the end of a live receiver's channel did not stop it"
+
+
+@pytest.mark.req("SM-R-7", "SM-R-2")
+@pytest.mark.needs("pull")
+def test_poll_raises_the_violation_of_a_pull_receivers_sender(sender, request):
+    """A pull receiver (the binding's, in a worker process) whose sender sends a Receive of a type no table
+    defines once it is live: the next poll() raises RemoteProtocolError (SM-R-7), and the receiver is stopped."""
+    if request.config.getoption("--receiver-cmd"):
+        pytest.skip("poll() is the Python binding's; an outside program is judged on the wire")
+    w = request.getfixturevalue("pool").get(1)[0]
+    w.call("open", sender.url(0), "pull")
+    w.submit("connect", answer_bound())
+    session = sender.accept(start_bound())
+    manifest, data, nbytes = layout(arrays(0))
+    session.send(init(0, manifest, [slotinfo(0, nbytes)], 0, 0), fds=[sender.slot(0, data, nbytes)])
+    status, value = w.result(answer_bound() + tm.SLACK)
+    assert status == "ok" and value == 0, f"INIT-4 violated: a pull receiver's connect() gave {value}"
+    _expect(session, "Ready", "INIT-4")
+    session.send({"type": "Rewind", "version": 1, "slot": 0})
+    status, value = w.outcome("poll", tm.T, bound=tm.T + tm.SLACK + answer_bound())
+    assert status == "err" and value.isa("RemoteProtocolError"), (
+        f"SM-R-7 violated: poll() of a pull receiver whose sender sent a message of an unknown type gave "
+        f"{status} {value}, not RemoteProtocolError")
+    state = w.call("state")
+    assert state["stopped"], f"SM-R-7 violated: after the violation the pull receiver is not stopped: {state}"
+    _closes(session, "a message of an unknown type", rule="SM-R-7")
+
+
+@pytest.mark.req("SM-R-4", "LIFE-6")
+@pytest.mark.parametrize("state", ["failed", "stopped"])
+def test_close_of_a_failed_or_stopped_receiver_closes_it(sender, request, state):
+    """The binding's receiver, failed (it refused an Init in a byte order nobody knows: Ready(error)) or stopped (a
+    Stop after its Ready): close() returns, a second close() does nothing, and the receiver is closed: poll(),
+    connect() and reading() raise ClosedError (SM-R-4, LIFE-6)."""
+    if request.config.getoption("--receiver-cmd"):
+        pytest.skip("close() is the Python binding's; an outside program is judged on the wire")
+    w = request.getfixturevalue("pool").get(1)[0]
+    w.call("open", sender.url(0))
+    w.submit("connect", answer_bound())
+    session = sender.accept(start_bound())
+    manifest, data, nbytes = layout(arrays(0))
+    msg = init(0, manifest, [slotinfo(0, nbytes)], 0, 0)
+    if state == "failed":
+        msg["byteorder"] = "middle"
+    session.send(msg, fds=[sender.slot(0, data, nbytes)])
+    ready, _ = _expect(session, "Ready", "INIT-4")
+    status, value = w.result(answer_bound() + tm.SLACK)
+    if state == "failed":
+        assert ready["status"] == "error" and status == "err", (
+            f"WIRE-8 violated: an Init in byte order 'middle' got {ready} and connect() gave {status} {value}")
+    else:
+        assert ready["status"] == "ok" and (status, value) == ("ok", 0), f"INIT-4 violated: {ready}, {status} {value}"
+        session.send({"type": "Stop"})
+        end = time.monotonic() + tm.REACTION + tm.SLACK
+        while not w.call("state")["stopped"]:  # its push thread reads the Stop (SM-R-3)
+            in_time(time.monotonic() < end, "SM-R-3 violated: a receiver that got Stop is not stopped")
+            time.sleep(0.01)  # not a bound: the state is asked again until the deadline above
+    closed = w.call("close", twice=True, keep=True, bound=tm.REACTION + tm.SLACK)
+    assert closed["second_close"] is None, (
+        f"SM-R-4 violated: a second close() of a {state} receiver raised {closed['second_close']}")
+    calls = w.call("closed_calls")
+    wrong = {name: calls[name] for name in ("poll", "connect", "reading")
+             if calls[name] is None or not calls[name].isa("ClosedError")}
+    assert not wrong, f"SM-R-4, LIFE-6 violated: after close() of a {state} receiver these calls did not raise " \
+                      f"ClosedError: {wrong}"

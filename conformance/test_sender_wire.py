@@ -781,18 +781,22 @@ def test_drop_frees_the_slots_a_receiver_that_stopped_answering_pinned(program, 
     assert causes == {1: "died"}, f"API-9 violated: a version pending on a dropped receiver failed with {causes}"
 
 
-@pytest.mark.req("WIRE-3", "WIRE-6", "SEND-6", "VER-2")
+@pytest.mark.req("WIRE-3", "WIRE-6", "SEND-6", "VER-2", "SM-S-2")
 def test_unknown_fields_are_ignored_and_bad_targets_are_refused_without_a_version(program, peers):
-    """A Ready and an Ack with fields of a later minor version (and odd MessagePack in them) count as usual; a send
-    to an id out of range or to no one publishes nothing and consumes no version."""
+    """A Ready and an Ack with fields of a later minor version (and odd MessagePack in them) count as usual, and so
+    does a Ready(ok) of protocol 1.2, a later minor version of major 1 (WIRE-6; only another major is a violation,
+    SM-S-2); a send to an id out of range or to no one publishes nothing and consumes no version."""
     p = program()
     for rid in range(RECEIVERS):
         peer = p.join(rid)
         peers.append(peer)
         check_init(peer, p.arrays, rid)
-        peer.send({**ready(rid, 0), "capabilities": ["x-future"], "x-future": {"a": [1, 2.5, None]}})
-    assert p.ask(f"connect {tm.T:g}", tm.T + tm.SLACK + answer_bound()) == "connected", (
-        "WIRE-6 violated: a Ready carrying unknown fields and capabilities was not taken")
+        peer.send({**ready(rid, 0), "protocol": "1.2", "capabilities": ["x-future"],
+                   "x-future": {"a": [1, 2.5, None]}})
+    answer = p.ask(f"connect {tm.T:g}", tm.T + tm.SLACK + answer_bound())
+    assert answer == "connected", (
+        f"WIRE-6, SM-S-2 violated: Readies(ok) of protocol 1.2 (a later minor version of major 1) carrying unknown "
+        f"fields and capabilities were not taken: {answer!r}")
     for cmd in (f"async 191 {RECEIVERS}", "async 192 -1"):
         answer = p.ask(cmd)
         assert answer.startswith("refused"), f"SEND-6 violated: {cmd!r} names no receiver there is, yet {answer!r}"

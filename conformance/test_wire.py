@@ -38,11 +38,15 @@ from .peers import (
     ack,
     canonical,
     check_sealed,
+    code_payload,
     frame,
+    loose,
     pack,
     padded,
     ready,
     with_odd_fields,
+    with_repeated_key,
+    without_optional,
 )
 from .rig import check_receiver_error, expect_error, waited
 from .verdict import TooSlow, in_time
@@ -123,6 +127,9 @@ def _violated_error(ws, rig, f, k, rule):
     return e
 
 
+#: MSG-3: the file a payload of "a pickle that would create a file" creates if the sender runs it.
+CODE_MARK = os.path.join("/tmp", f"conformance-msg3-sender-{os.getpid()}")
+
 ATTACKS = {
     # name: (what the scripted receiver writes, given the pending version v and its id k; the rule it breaks)
     "payload is not MessagePack": (lambda v, k: frame(b"\xc1garbage"), "WIRE-3"),
@@ -146,6 +153,7 @@ ATTACKS = {
     "Ready while live": (lambda v, k: frame(pack(ready(k, v))), "SM-S-9"),
     "a map nested 100000 deep": (lambda v, k: frame(b"\x81\xa1a" * 20000 + b"\xc0"), "WIRE-3"),
     "an array header announcing 2**31 items": (lambda v, k: frame(b"\xdd\x80\x00\x00\x00"), "WIRE-3"),
+    "a pickle that would create a file": (lambda v, k: frame(code_payload(CODE_MARK)), "MSG-3"),
 }
 
 
@@ -160,7 +168,13 @@ def test_a_receiver_that_breaks_the_wire_is_cut_off_alone(ws, rigs, closing, att
     v = next_receive(peer, "SEND-1")["version"]
     t0 = time.monotonic()
     peer.send_raw(write(v, k))
-    _violated_error(ws, rig, f, k, rule)
+    try:
+        _violated_error(ws, rig, f, k, rule)
+    finally:
+        if os.path.exists(CODE_MARK):
+            os.remove(CODE_MARK)
+            raise AssertionError(f"MSG-3 violated: decoding {attack!r} from receiver {k} ran its code (it created "
+                                 f"{CODE_MARK})")
     if rule == "WIRE-2":  # judged on the 4 length bytes, not after waiting for the payload (WIRE-7's bound)
         in_time(time.monotonic() - t0 < min(tm.REACTION / 2, tm.FRAME_BOUND - 1),
                 f"WIRE-2 violated: {attack!r} was named after {time.monotonic() - t0:.1f} s, not once its length was read")
@@ -981,10 +995,11 @@ def test_an_init_with_more_handles_than_one_message_carries(ws):
         sender.close()
 
 
-@pytest.mark.req("SM-S-2", "SM-S-9", "INIT-2")
+@pytest.mark.req("SM-S-2", "SM-S-9", "INIT-2", "SM-S-5")
 @pytest.mark.needs("push")
 def test_a_ready_ok_of_another_major_version_is_a_violation(ws, rigs, closing):
-    """A receiver answering Ready(ok) in protocol 2.0 (it should have refused the Init, INIT-2) is cut off alone."""
+    """A receiver answering Ready(ok) in protocol 2.0 (it should have refused the Init, INIT-2) is cut off alone.
+    A new handle then resets it (SM-S-5): it connects, and a send to it returns (SM-S-9)."""
     rig = rigs(basic(0), GOOD + 1, connect=list(range(GOOD)))
     k = GOOD
     peer = ScriptedReceiver(rig.sender.handle(k), k)
@@ -1002,6 +1017,19 @@ def test_a_ready_ok_of_another_major_version_is_a_violation(ws, rigs, closing):
     assert getattr(e, "causes", {}).get(k) in (None, "violation"), f"SEND-7 violated: cause {e.causes} for receiver {k}"
     in_time(peer.closed_by_peer(tm.REACTION), "SM-S-9 violated: its channel stayed open")
     rig.send(basic(1), workers=list(range(GOOD)))
+    rig.check(list(range(GOOD)))
+    # SM-S-5, SM-S-9: a new handle resets the receiver cut off; it connects, and sends to it succeed again.
+    try:
+        again = ScriptedReceiver(rig.sender.handle(k), k)
+    except Exception as e:  # noqa: BLE001 - the verdict names it
+        raise AssertionError(f"SM-S-5 violated: handle({k}) of a receiver cut off for a violation raised "
+                             f"{type(e).__name__}: {e}") from None
+    closing(again)
+    connect_beside(rig, k, lambda: handshake(again), "SM-S-5", f"receiver {k} restarted after a violation")
+    f = rig.send_async(basic(2))
+    v = next_receive(again, "SM-S-9")["version"]
+    again.send(ack(k, v))
+    waited(f, "SM-S-9", what=f"wait() on a send to receiver {k}, restarted after it was cut off for a violation")
     rig.check(list(range(GOOD)))
 
 
@@ -1028,3 +1056,204 @@ def test_drop_sends_stop_then_closes_the_channel(rigs, ws):
     rig.send(basic(1), workers=list(range(k)))
     rig.check(list(range(k)))
 
+
+
+@pytest.mark.req("WIRE-6", "SM-S-2", "WIRE-5", "WIRE-3", "SEND-1")
+@pytest.mark.needs("push")
+def test_answers_of_a_later_minor_version_or_in_any_encoding_are_taken(ws, rigs, closing):
+    """Receiver 1 answers its Init with Ready(ok) of protocol 1.2, a later minor version of major 1 (WIRE-6: only
+    another major is a violation, SM-S-2), naming a capability nobody knows. Receiver 2 answers with a Ready no
+    canonical encoder writes (keys reversed, 64-bit integers, 32-bit headers, no capabilities: WIRE-5). Both
+    connects complete, and a send to both returns once each acked, receiver 2's Ack so encoded too. Then receiver 2
+    acks the next version with its version key written twice, the pending version first and a version never sent
+    last: a decoder takes the last value (an Ack of no pending version, a violation) or treats the map as one, never
+    takes the first (WIRE-3)."""
+    rig = rigs(basic(0), 3, connect=[0])
+    minor = ScriptedReceiver(rig.sender.handle(1), 1)
+    closing(minor)
+
+    def play_minor():
+        init = handshake(minor, answer=False)
+        minor.send({**ready(1, init["version"]), "protocol": "1.2", "capabilities": ["x-future"]})
+
+    connect_beside(rig, 1, play_minor, "SM-S-2, WIRE-6", "a receiver answering Ready(ok) of protocol 1.2 (same major)")
+    enc = ScriptedReceiver(rig.sender.handle(2), 2)
+    closing(enc)
+
+    def play_loose():
+        init = handshake(enc, answer=False)
+        enc.send_raw(frame(loose(without_optional(ready(2, init["version"])))))
+
+    connect_beside(rig, 2, play_loose, "WIRE-5", "a receiver answering Ready with its keys reversed, 64-bit "
+                                                 "integers and no capabilities")
+    f = rig.send_async(basic(1))
+    v = next_receive(minor, "SEND-1")["version"]
+    next_receive(enc, "SEND-1")
+    minor.send(ack(1, v))
+    enc.send_raw(frame(loose(ack(2, v))))
+    waited(f, "WIRE-5, WIRE-6", what="wait() answered by a receiver of protocol 1.2 and an Ack in a non-canonical "
+                                     "encoding")
+    g = rig.send_async(basic(2), workers=[2])
+    v2 = next_receive(enc, "SEND-1")["version"]
+    enc.send_raw(frame(with_repeated_key(ack(2, v2 + 5), "version", v2)))
+    e = expect_error(ws, "ReceiverError", g.wait, tm.T, ids="WIRE-3", naming=[2], limit=tm.REACTION + tm.SLACK,
+                     what=f"wait() answered by an Ack whose version key holds {v2}, then {v2 + 5} (the last value "
+                          "names no pending version)")
+    assert getattr(e, "causes", {}).get(2) == "violation", (
+        f"WIRE-3 violated: the Ack whose last version names no pending version gave causes {e.causes}")
+    rig.send(basic(3), workers=[0])
+    rig.check([0])
+
+
+#: Answers to Init that break the protocol, each (the frames receiver k writes, given the Init's version v; the rule).
+BAD_READIES = {
+    "a Ready naming another receiver": (lambda k, v: [frame(pack(ready(0, v)))], "MSG-2"),
+    "an Ack before Ready": (lambda k, v: [frame(pack(ack(k, v))), frame(pack(ready(k, v)))], "SM-S-3"),
+    "a Ready(ok) of another version than the Init's": (lambda k, v: [frame(pack(ready(k, v + 1)))], "SM-S-9"),
+    "a Ready with invalid UTF-8 in its detail": (
+        lambda k, v: [frame(pack(ready(k, v, "ok", "zzz")).replace(b"\xa3zzz", b"\xa3\xff\xfez"))], "WIRE-3"),
+    "a Ready followed by trailing bytes in its frame": (lambda k, v: [frame(pack(ready(k, v)) + b"\xc0")], "WIRE-3"),
+}
+
+
+@pytest.mark.req("SM-S-2", "SM-S-3", "SM-S-9", "MSG-2", "WIRE-3", "SEC-5")
+@pytest.mark.needs("push")
+@pytest.mark.parametrize("case", sorted(BAD_READIES))
+def test_a_bad_answer_to_init_is_a_violation(ws, rigs, closing, case):
+    """Receiver k answers its Init with a frame that breaks the protocol: connect() raises ReceiverError naming k
+    alone with cause violation (SEND-7), the sender closes its channel, and the receiver beside it is served as
+    before."""
+    rig = rigs(basic(0), 2, connect=[0])
+    k = 1
+    peer = ScriptedReceiver(rig.sender.handle(k), k)
+    closing(peer)
+    write, rule = BAD_READIES[case]
+
+    def play():
+        init = handshake(peer, answer=False)
+        for data in write(k, init["version"]):
+            try:
+                peer.send_raw(data)
+            except (BrokenPipeError, ConnectionResetError):
+                return  # cut off at the first frame already
+
+    t = threading.Thread(target=play, daemon=True)
+    t.start()
+    ids = rule if rule == "SM-S-9" else f"{rule}, SM-S-9"
+    e = expect_error(ws, "ReceiverError", rig.sender.connect, tm.T, workers=[k], ids=ids, naming=[k],
+                     what=f"connect() of a receiver that answered its Init with {case}")
+    t.join(tm.T)
+    assert getattr(e, "causes", {}).get(k) == "violation", (
+        f"{ids} violated: receiver {k} answered its Init with {case}; the error's causes are "
+        f"{getattr(e, 'causes', None)}, not a violation")
+    in_time(peer.closed_by_peer(tm.REACTION), f"SM-S-9 violated: after {case} the sender kept receiver {k}'s channel "
+                                              "open")
+    rig.send(basic(1), workers=[0])
+    rig.check([0])
+
+
+@pytest.mark.req("SM-S-1", "SM-S-6", "SEND-4", "INIT-5")
+@pytest.mark.needs("push")
+def test_a_connecting_receiver_is_refused_sends_and_gets_stop_at_close(ws, rigs, closing):
+    """Receiver 1 reads its Init and never answers: connect(workers=[1]) times out and leaves it connecting
+    (SM-S-1). A send to it is refused with LocalProtocolError before anything is written (SEND-4); its channel gets
+    no Receive. close() then sends it Stop (SM-S-6)."""
+    rig = rigs(basic(0), 2, connect=[0])
+    k = 1
+    peer = ScriptedReceiver(rig.sender.handle(k), k)
+    closing(peer)
+    t = threading.Thread(target=lambda: _attempt(lambda: handshake(peer, answer=False)), daemon=True)
+    t.start()
+    expect_error(ws, "SyncTimeoutError", rig.sender.connect, tm.TIMED, workers=[k], ids="INIT-5",
+                 what=f"connect({tm.TIMED:g}, workers=[{k}]) of a receiver that never answers its Init",
+                 limit=tm.TIMED + tm.SLACK)
+    t.join(tm.T)
+    assert peer.init is not None, "INIT-1 violated: no Init reached the scripted receiver"
+    expect_error(ws, "LocalProtocolError", rig.sender.send, basic(1), workers=[k], timeout=tm.T, ids="SM-S-1, SEND-4",
+                 what=f"a send to receiver {k}, connecting (its Init sent, no Ready)")
+    assert rig.sender.version == 0, (
+        f"SM-S-1, SEND-4 violated: a send refused for a connecting receiver published version {rig.sender.version}")
+    try:
+        bounded(rig.sender.close, limit=tm.REACTION + tm.SLACK, what="close() with a receiver connecting")
+    except HarnessError as err:
+        raise TooSlow(f"LIFE-4 violated: {err}") from None
+    try:
+        msg, _ = peer.recv_past_heartbeats(tm.REACTION)
+    except PeerClosed:
+        raise AssertionError(f"SM-S-6 violated: close() ended connecting receiver {k}'s channel without Stop") from None
+    except HarnessError:
+        raise TooSlow(f"SM-S-6 violated: close() sent connecting receiver {k} nothing within {tm.REACTION:.0f} s") from None
+    assert msg.get("type") == "Stop", f"SM-S-6, SM-S-1 violated: connecting receiver {k} got {msg!r:.200}, not Stop"
+
+
+@pytest.mark.req("WIRE-9", "SM-S-2", "INIT-6", "ACK-6")
+@pytest.mark.needs("push")
+def test_the_spec_vectors_of_refusal_and_failure_are_understood(ws, rigs, closing):
+    """Receiver 2 answers its Init with the spec's 'Ready, refusing' frame: connect() raises ReceiverError naming
+    it, cause error (INIT-6, WIRE-9). Versions 1 to 8 then go to receiver 0 while 2 is failed: its channel gets no
+    Receive (SM-S-2: the sender sends a failed receiver nothing more). A new handle for 2 is answered Ready(ok),
+    and Receive 9 with the spec's 'Ack, reporting an error' frame: the send fails naming receiver 2, cause error
+    (ACK-6, WIRE-9)."""
+    rig = rigs(basic(0), 3, connect=[0])
+    refused = ScriptedReceiver(rig.sender.handle(2), 2)
+    closing(refused)
+
+    def refuse():
+        handshake(refused, answer=False)
+        refused.send_raw(spec_vector("Ready, refusing"))
+
+    t = threading.Thread(target=lambda: _attempt(refuse), daemon=True)
+    t.start()
+    e = expect_error(ws, "ReceiverError", rig.sender.connect, tm.T, workers=[2], ids="WIRE-9, INIT-6", naming=[2],
+                     what="connect() of a receiver that answered with the spec's 'Ready, refusing' frame")
+    t.join(tm.T)
+    assert getattr(e, "causes", {}).get(2) == "error", (
+        f"WIRE-9 violated: the spec's 'Ready, refusing' frame gave causes {getattr(e, 'causes', None)}, not error")
+    for step in range(1, 9):
+        rig.send(basic(step), workers=[0])
+    stray = []
+    try:  # the failed receiver's channel: nothing more comes on it (Stop aside, were the sender to end it)
+        while True:
+            stray.append(refused.recv_past_heartbeats(tm.SHORT)[0])
+    except (HarnessError, PeerClosed, ConnectionResetError):
+        pass
+    stray = [m for m in stray if m.get("type") != "Stop"]
+    assert not stray, (f"SM-S-2 violated: versions 1 to 8, published after receiver 2 answered Ready(error), put "
+                       f"{stray!r:.300} on its channel")
+    rig.check([0])
+    again = ScriptedReceiver(rig.sender.handle(2), 2)
+    closing(again)
+    connect_beside(rig, 2, lambda: handshake(again), "SM-S-5", "a receiver restarted after it refused its Init")
+    f9 = rig.send_async(basic(9), workers=[2])
+    assert f9.version == 9, f"VER-1 violated: the ninth version is {f9.version}"
+    next_receive(again, "SEND-1")
+    again.send_raw(spec_vector("Ack, reporting an error"))
+    e = expect_error(ws, "ReceiverError", f9.wait, tm.T, ids="WIRE-9, ACK-6", naming=[2],
+                     what="wait() answered by the spec's 'Ack, reporting an error' frame")
+    assert getattr(e, "causes", {}).get(2) == "error", (
+        f"WIRE-9 violated: the spec's 'Ack, reporting an error' frame gave causes {getattr(e, 'causes', None)}")
+
+
+@pytest.mark.req("SM-S-9", "SEND-7")
+@pytest.mark.needs("push")
+def test_a_ready_error_carrying_a_version_is_a_violation(ws, rigs, closing):
+    """Table 1: a Ready(error) carries a null version. One that carries the Init's version breaks a rule of
+    section 3, so by SM-S-9 it is a violation (cause `violation`, channel closed), not a plain refusal."""
+    rig = rigs(basic(0), 2, connect=[0])
+    k = 1
+    peer = ScriptedReceiver(rig.sender.handle(k), k)
+    closing(peer)
+
+    def play():
+        init = handshake(peer, answer=False)
+        peer.send_raw(frame(pack(ready(k, init["version"], "error", "cannot"))))
+
+    t = threading.Thread(target=play, daemon=True)
+    t.start()
+    e = expect_error(ws, "ReceiverError", rig.sender.connect, tm.T, workers=[k], ids="SM-S-9", naming=[k],
+                     what="connect() of a receiver that answered Ready(error) with an integer version")
+    t.join(tm.T)
+    assert getattr(e, "causes", {}).get(k) == "violation", (
+        f"SM-S-9 violated: a Ready(error) carrying a version (Table 1: null on error) gave causes "
+        f"{getattr(e, 'causes', None)}, not a violation")
+    in_time(peer.closed_by_peer(tm.REACTION), "SM-S-9 violated: its channel stayed open")

@@ -140,6 +140,8 @@ class PeerModel(RuleBasedStateMachine):
     def recv_ready(self, status, delta):
         init_version = next(iter(self.pending), None)
         version = None if init_version is None else init_version + delta
+        if status == "error":  # a refusal carries null (Table 1); one with a version is a violation (SM-S-9)
+            version = None if delta == 0 else init_version
         msg = Ready(1, version, status, "", holds_slot=True)
         event = message_event(msg)
         if (self.state, event) not in SENDER_TABLE:
@@ -149,6 +151,12 @@ class PeerModel(RuleBasedStateMachine):
             with pytest.raises(RemoteProtocolError) as info:
                 self.m.handle(msg)
             assert info.value.requirement == "INIT-4"
+            self.cut("protocol violation")
+            return
+        if status == "error" and version is not None:
+            with pytest.raises(RemoteProtocolError) as info:
+                self.m.handle(msg)
+            assert info.value.requirement == "SM-S-9"
             self.cut("protocol violation")
             return
         settled = self.m.handle(msg)

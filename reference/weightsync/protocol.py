@@ -260,6 +260,9 @@ class PeerMachine:
             return NOTHING
         if isinstance(msg, Ready):
             (version, slot), = self.pending.items()
+            if msg.status != OK and msg.version is not None:
+                raise self._bad(event, f"{who} answered Ready(error) with version {msg.version}; a refusal carries "
+                                "none (Table 1)", "SM-S-9")
             if msg.status == OK and msg.version != version:
                 raise self._bad(event, f"{who} answered Ready for version {msg.version}, Init carried {version}", "INIT-4")
             if msg.status == OK and not same_major(msg.protocol, PROTOCOL_VERSION):
