@@ -9,11 +9,12 @@ import torch
 
 from . import strategies as S
 from . import timing as tm
+from .bounds import bounded
 from .conftest import KNOWN_CAPABILITIES
 from .model import describe
 from .names import lacking, roles
-from .rig import expect_error, waited
-from .verdict import implementation_packages, in_time
+from .rig import expect_error, expect_remote_error, waited
+from .verdict import TooSlow, implementation_packages, in_time
 
 
 def basic(seed=0):
@@ -29,6 +30,10 @@ def test_error_hierarchy(ws):
         assert issubclass(getattr(ws, name), base), f"API-4 violated: {name} is not a WeightSyncError"
     assert issubclass(ws.SyncTimeoutError, TimeoutError), "API-4 violated: SyncTimeoutError is not a TimeoutError"
     assert issubclass(ws.WeightsMismatchError, ValueError), "API-4 violated: WeightsMismatchError is not a ValueError"
+    assert issubclass(ws.RefusedError, base) and issubclass(ws.RefusedError, PermissionError), (
+        "API-4 violated: RefusedError is not both a WeightSyncError and a PermissionError")
+    for name in ("LocalProtocolError", "RemoteProtocolError"):
+        assert issubclass(getattr(ws, name), ws.ProtocolError), f"API-4 violated: {name} is not a ProtocolError"
 
 
 @pytest.mark.req("API-5")
@@ -84,6 +89,8 @@ def test_sender_from_tensordict(ws):
 def test_receiver_weights_are_a_read_only_mapping(rigs):
     rig = rigs(basic(0), 1, targets=None)
     out = rig.workers[0].call("weights_api")
+    expect_remote_error(rig.workers[0].outcome("poll", 0.0), "LocalProtocolError", ids="API-3",
+                        what="poll() on a connected push receiver")
     assert out["mapping"] and out["tensors"], f"API-3 violated: receiver.weights is not a mapping of tensors: {out}"
     assert out["read_only"], "API-3 violated: receiver.weights accepts item assignment"
     f = rig.send_async(basic(1))
@@ -391,4 +398,209 @@ def test_on_apply_is_told_each_version_applied(ws, mode):
     finally:
         if receiver is not None:
             receiver.close()
+        sender.close()
+
+
+@pytest.mark.req("API-11", "SEND-2", "LIFE-8")
+@pytest.mark.needs("hooks", "push")
+def test_done_callbacks_and_await_give_a_failure_and_a_close(ws, rigs):
+    """Two push workers, receiver 1 failing every apply (Ack(error)) and held in reading() until the callback is
+    in: the callback runs once receiver 1's Ack(error) decides the send, with nobody waiting, and wait(0) then
+    raises ReceiverError naming 1; `await` on the next failing send raises that same error. Then receiver 1 is
+    held healthy: a callback of a send it never answers runs once close() settles it, and wait(0) raises
+    ClosedError."""
+    import asyncio
+    import threading
+    import time
+
+    rig = rigs(basic(0), 2)
+    held = rig.workers[1]
+    held.call("hold")  # until release, receiver 1's apply waits behind reading() (CONS-2) ...
+    held.call("fault", "raise")  # ... and then fails, as each of its applies does: Ack(error) (ACK-7, ACK-6)
+    f = rig.send_async(basic(1))
+    ran: list = []
+    decided = threading.Event()
+
+    def callback(fut):
+        ran.append(fut)
+        decided.set()
+
+    f.add_done_callback(callback)
+    assert not decided.is_set(), "API-11 violated: a done callback ran before receiver 1, held in reading(), answered"
+    held.call("release")
+    in_time(decided.wait(tm.T + tm.SLACK), f"API-11 violated: the done callback of a send that receiver 1 answered "
+                                           f"with Ack(error) did not run within {tm.T + tm.SLACK:.0f} s while nobody "
+                                           "waited")
+    assert ran == [f], f"API-11 violated: the done callback ran as {ran}"
+    expect_error(ws, "ReceiverError", f.wait, 0, ids="API-11", limit=tm.SLACK, naming=[1],
+                 what="wait(0) after the done callback of a send receiver 1 failed ran")
+
+    g = rig.sender.send_async(basic(2), timeout=tm.T)  # receiver 1 fails this one too
+
+    async def awaited():
+        return await asyncio.wait_for(g, tm.T + tm.SLACK)
+
+    try:
+        out = asyncio.run(awaited())
+    except TimeoutError:
+        raise TooSlow(f"API-11 violated: `await future` of a send receiver 1 failed gave nothing within "
+                      f"{tm.T + tm.SLACK:.0f} s") from None
+    except ws.ReceiverError as e:
+        assert e.workers == [1], f"API-11 violated: `await future` raised ReceiverError naming {e.workers}, not [1]"
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"API-11 violated: `await future` of a send receiver 1 failed raised "
+                             f"{type(e).__name__}: {e}; wait() raises ReceiverError") from None
+    else:
+        raise AssertionError(f"API-11 violated: `await future` of a send receiver 1 failed gave {out!r}; wait() "
+                             "raises ReceiverError")
+
+    held.call("fault", None)
+    held.call("hold")  # receiver 1 answers nothing more before close()
+    h = rig.sender.send_async(basic(3), timeout=tm.T)
+    closed = threading.Event()
+    seen: list = []
+
+    def on_close(fut):
+        seen.append(fut)
+        closed.set()
+
+    h.add_done_callback(on_close)
+    assert not closed.is_set(), "API-11 violated: a done callback ran before anything decided the send"
+    t0 = time.monotonic()
+    bounded(rig.sender.close, limit=tm.REACTION + tm.SLACK, what="sender.close() with a send pending")
+    in_time(closed.wait(max(0.0, tm.REACTION + tm.SLACK - (time.monotonic() - t0))),
+            "API-11 violated: the done callback of a send pending when the sender closed did not run within the "
+            f"reaction bound ({tm.REACTION:.0f} s)")
+    assert seen == [h], f"API-11 violated: the done callback ran as {seen}"
+    expect_error(ws, "ClosedError", h.wait, 0, ids="API-11", limit=tm.SLACK,
+                 what="wait(0) after the done callback of a send pending at close() ran")
+    held.call("release")
+
+
+@pytest.mark.req("API-8")
+@pytest.mark.needs("pack", "module", "mapping")
+def test_an_optimizer_built_before_pack_keeps_working_and_a_packed_object_is_sent_as_weights(ws):
+    """An optimizer built before pack() keeps stepping the same tensors, now in the buffer; send(packed) with the
+    Packed object itself delivers exactly those values; pack() of a TensorDict (where declared) keeps its
+    tensors' values and puts them in the buffer too."""
+    import threading
+
+    torch.manual_seed(3)
+    net = torch.nn.Sequential(torch.nn.Linear(5, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))
+    opt = torch.optim.SGD(net.parameters(), lr=0.5)  # before pack
+    packed = ws.pack(net)
+    before = {k: v.detach().clone() for k, v in packed.items()}
+    sender = ws.Sender(net, 1)
+    target = {k: torch.zeros_like(v) for k, v in packed.items()}
+    receiver = ws.Receiver(sender.handle(0), target, mode="push" if "push" in ws.CAPABILITIES else "pull")
+    try:
+        t = threading.Thread(target=lambda: receiver.connect(tm.T), daemon=True)
+        t.start()
+        bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
+        t.join(tm.T)
+        for _ in range(2):
+            opt.zero_grad()
+            net(torch.randn(4, 5)).pow(2).sum().backward()
+            opt.step()
+        moved = [k for k, v in packed.items() if not torch.equal(v.detach(), before[k])]
+        assert moved, "API-8 violated: an optimizer built before pack() no longer changes the packed tensors"
+        for k, p in net.named_parameters():
+            assert p is packed[k], f"API-8 violated: after pack() the module's {k!r} is not the Packed's tensor"
+        try:
+            f = sender.send_async(packed, timeout=tm.T)
+        except ws.SyncTimeoutError as e:
+            raise TooSlow(f"SLOT-3 violated: send_async(packed) to a healthy receiver timed out: {e}") from None
+        except Exception as e:  # noqa: BLE001
+            raise AssertionError(f"API-8 violated: send_async(packed), the Packed object itself as the weights, "
+                                 f"raised {type(e).__name__}: {e}") from None
+        if "push" not in ws.CAPABILITIES:
+            receiver.poll(tm.T)
+        waited(f, "API-8")
+        with receiver.reading(tm.T):
+            got = {k: v.detach().clone() for k, v in receiver.weights.items()}
+        for k, v in packed.items():
+            assert torch.equal(got[k], v.detach()), (
+                f"API-8 violated: send(packed) delivered other values for {k!r} than the Packed holds")
+    finally:
+        receiver.close()
+        sender.close()
+    if "tensordict" in ws.CAPABILITIES:
+        from tensordict import TensorDict
+
+        td = TensorDict({"a": torch.randn(3, 2), "b": torch.arange(4), "c": torch.randn(5)}, batch_size=[])
+        values = {k: td.get(k).clone() for k in ("a", "b", "c")}
+        p = ws.pack(td)
+        assert sorted(p) == ["a", "b", "c"], f"API-8 violated: pack() of a TensorDict names {sorted(p)}"
+        for k, v in values.items():
+            assert torch.equal(p[k], v) and torch.equal(td.get(k), v), f"API-8 violated: pack() changed {k!r}"
+            assert td.get(k).data_ptr() == p[k].data_ptr(), (
+                f"API-8 violated: after pack() the TensorDict's {k!r} is not the Packed's tensor")
+        ptrs = sorted(p[k].untyped_storage().data_ptr() for k in p)
+        assert ptrs[0] == ptrs[-1], "API-8 violated: pack() of a TensorDict left its tensors in several buffers"
+
+
+@pytest.mark.req("API-1")
+@pytest.mark.needs("mapping")
+@pytest.mark.parametrize("form", ["a sequence", "a function of the receiver id"])
+def test_devices_may_be_a_sequence_or_a_function_of_the_receiver_id(ws, form):
+    """Sender(..., devices=) takes a slot device per receiver as a sequence indexed by receiver id or as a
+    callable i -> device; with every device "cpu" a send then delivers to receiver 1 as usual."""
+    import threading
+
+    lacking(ws, "push")
+    devices = ["cpu", "cpu"] if form == "a sequence" else (lambda i: "cpu")
+    weights = basic(0)
+    try:
+        sender = ws.Sender(weights, 2, devices=devices)
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"API-1 violated: Sender(..., devices=<{form}>) raised {type(e).__name__}: {e}") from None
+    receiver = None
+    try:
+        receiver = ws.Receiver(sender.handle(1), {k: torch.zeros_like(v) for k, v in weights.items()}, mode="push")
+        t = threading.Thread(target=lambda: receiver.connect(tm.T), daemon=True)
+        t.start()
+        bounded(sender.connect, tm.T, workers=[1], limit=tm.T + tm.SLACK, what="sender.connect(workers=[1])")
+        t.join(tm.T)
+        new = basic(1)
+        waited(sender.send_async(new, workers=[1], timeout=tm.T), "API-1")
+        with receiver.reading(tm.T):
+            got = describe(receiver.weights)
+        assert got == describe(new), f"API-1 violated: with devices as {form}, receiver 1 did not get version 1"
+    finally:
+        if receiver is not None:
+            receiver.close()
+        sender.close()
+
+
+@pytest.mark.req("API-10")
+@pytest.mark.needs("network", "pull")
+def test_network_times_leave_a_unix_channel_alone(ws):
+    """Sender(..., lease=, heartbeat=) with a lease far shorter than the default, giving handles (Unix channels):
+    a pull receiver that stays silent for several leases is not cut off, and its answer then completes the send
+    (the times change only a TCP receiver's timing, API-10)."""
+    import threading
+    import time
+
+    lease = 0.2
+    sender = ws.Sender(basic(0), 1, lease=lease, heartbeat=lease / 4)
+    receiver = ws.Receiver(sender.handle(0), mode="pull")
+    try:
+        t = threading.Thread(target=lambda: receiver.connect(tm.T), daemon=True)
+        t.start()
+        bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
+        t.join(tm.T)
+        f = sender.send_async(basic(1), timeout=tm.T)
+        time.sleep(6 * lease)  # the receiver stays silent past the lease: this makes the condition, it judges nothing
+        try:
+            done_early = f.done()
+            if done_early:
+                f.wait(0)
+        except ws.WeightSyncError as e:
+            raise AssertionError(f"API-10 violated: a Unix receiver silent for {6 * lease:g} s, past a lease of "
+                                 f"{lease:g} s, was cut off: {type(e).__name__}: {e}") from None
+        assert not done_early, "API-10 violated: a send was decided while its only receiver had not answered"
+        assert receiver.poll(tm.T) == 1, "API-10 violated: the pull receiver did not apply version 1 after its silence"
+        waited(f, "API-10")
+    finally:
+        receiver.close()
         sender.close()

@@ -357,3 +357,373 @@ def test_a_tensor_given_data_of_another_shape_is_refused_at_the_next_send(ws, ki
         raise TooSlow(f"SEND-1 violated: {e}") from None
     finally:
         close(receiver, sender)
+
+
+# ---- a scripted trainer against the binding's Receiver, in this process ---------------------------------------
+
+
+class _Joined:
+    """A ScriptedSender (conformance/peers.py) and the binding's Receiver joining it by URL in this process, its
+    connect() in a thread: the test writes the Init by hand, and may spoil it."""
+
+    def __init__(self, ws, rid: int = 1, mode: str = "push"):
+        from .peers import ScriptedSender
+
+        lacking(ws, mode)
+        self.ws, self.rid = ws, rid
+        self.sender = ScriptedSender()
+        self.session = None
+        self.box: dict = {}
+        self.rx = ws.Receiver(self.sender.url(rid), mode=mode)
+
+        def run():
+            try:
+                self.box["rx"] = ("ok", self.rx.connect(tm.T))
+            except Exception as e:  # noqa: BLE001 - the test looks at it
+                self.box["rx"] = ("err", e)
+
+        self.thread = threading.Thread(target=run, name="conformance-receiver-connect", daemon=True)
+        self.thread.start()
+        self.session = self.sender.accept(tm.T)
+
+    def init(self, *, version: int = 5, protocol: str = "1.1", receiver=None, dtype: str = "float32",
+             slot_nbytes=None, buffer_nbytes=None) -> dict:
+        """Sends Init of one array "w" (4 float32s at offset 0) in one slot; returns the answer's frame, or a
+        note of what came instead."""
+        from .peers import PeerClosed, init, layout, slotinfo
+
+        raw = torch.arange(4, dtype=torch.float32).numpy().tobytes()
+        manifest, data, nbytes = layout([("w", "float32", (4,), raw)])
+        manifest[0]["dtype"] = dtype
+        fd = self.sender.slot(0, data, nbytes if buffer_nbytes is None else buffer_nbytes)
+        msg = init(self.rid if receiver is None else receiver, manifest,
+                   [slotinfo(0, nbytes if slot_nbytes is None else slot_nbytes)], version, 0, protocol=protocol)
+        self.session.send(msg, fds=[fd])
+        try:
+            answer, _ = self.session.recv_past_heartbeats(tm.REACTION + tm.SLACK)
+        except HarnessError:
+            return {"type": "nothing within the reaction bound"}
+        except (PeerClosed, ConnectionResetError):
+            return {"type": "the end of the channel"}
+        return answer
+
+    def outcome(self):
+        self.thread.join(tm.T + tm.SLACK)
+        in_time("rx" in self.box, f"INIT-5 violated: receiver.connect({tm.T:g}) did not return within "
+                                  f"{tm.T + tm.SLACK:g} s")
+        return self.box["rx"]
+
+    def close(self) -> None:
+        close(self.rx)
+        if self.session is not None:
+            self.session.close()
+        self.sender.close()
+
+
+def _remote_protocol_error_fields(ws, e, what: str) -> None:
+    """API-4: a RemoteProtocolError carries .state, .event and .requirement, the last an ID of the spec."""
+    import re
+
+    from .names import SPEC_DIR
+    from .verdict import ID
+
+    state, event, req = (getattr(e, k, None) for k in ("state", "event", "requirement"))
+    assert isinstance(state, str) and isinstance(event, str) and state and event, (
+        f"API-4 violated: {what}: RemoteProtocolError.state is {state!r} and .event {event!r}; both name what "
+        "happened")
+    known = {m for p in SPEC_DIR.glob("*.md") for m in re.findall(r'<a id="([A-Z0-9-]+)"></a>', p.read_text())}
+    assert isinstance(req, str) and re.fullmatch(ID, req) and req in known, (
+        f"API-4 violated: {what}: RemoteProtocolError.requirement is {req!r}, not the ID of a requirement")
+
+
+@pytest.mark.req("INIT-2", "INIT-6", "WIRE-8", "MSG-2", "API-3", "API-4")
+@pytest.mark.needs("rendezvous", "wire", "push")
+@pytest.mark.parametrize("case", ["protocol 2.0", "another receiver id", "a dtype nobody knows",
+                                  "an entry ending past its slot", "a slot buffer shorter than its nbytes"])
+def test_an_init_the_receiver_cannot_take_ends_its_connect_with_the_right_error(ws, case):
+    """A scripted trainer's Init of another major version, or naming another receiver, ends receiver.connect()
+    with RemoteProtocolError (INIT-2, MSG-2), which carries state, event and the ID broken (API-4); one that is
+    well formed but asks what the receiver cannot do (a dtype it does not know, an entry past the end of its
+    slot, a slot buffer shorter than its SlotInfo.nbytes) is answered Ready(error, detail), and connect() raises
+    ReceiverError naming the receiver's own id with the Init's version (INIT-6). Nothing is applied."""
+    j = _Joined(ws, rid=1)
+    try:
+        kw = {"protocol 2.0": {"protocol": "2.0"}, "another receiver id": {"receiver": 2},
+              "a dtype nobody knows": {"dtype": "float7"}, "an entry ending past its slot": {"slot_nbytes": 8},
+              "a slot buffer shorter than its nbytes": {"slot_nbytes": 128, "buffer_nbytes": 64}}[case]
+        answer = j.init(version=5, **kw)
+        status, e = j.outcome()
+        if case in ("protocol 2.0", "another receiver id"):
+            ids = "INIT-2" if case == "protocol 2.0" else "MSG-2"
+            if case == "protocol 2.0":
+                assert answer.get("type") == "Ready" and answer.get("status") == "error" and answer.get("detail"), (
+                    f"INIT-2 violated: an Init of protocol 2.0 was answered {answer}, not Ready(error, detail)")
+            in_time(not (status == "err" and isinstance(e, ws.SyncTimeoutError)),
+                    f"{ids} violated: receiver.connect() timed out on an Init of {case} ({e})")
+            assert status == "err" and isinstance(e, ws.RemoteProtocolError), (
+                f"{ids}, API-3 violated: receiver.connect() given an Init of {case} gave {e!r}, not "
+                "RemoteProtocolError (the peer speaks another protocol)")
+            _remote_protocol_error_fields(ws, e, f"receiver.connect() given an Init of {case}")
+        else:
+            in_time(answer.get("type") != "nothing within the reaction bound",
+                    f"INIT-6 violated: an Init with {case} got no answer within {tm.REACTION + tm.SLACK:g} s")
+            assert answer.get("type") == "Ready" and answer.get("status") == "error" and answer.get("detail"), (
+                f"INIT-6 violated: an Init with {case} was answered {answer}, not Ready(error, detail)")
+            assert answer.get("receiver") == 1, f"INIT-6 violated: the Ready(error) to an Init for receiver 1 is {answer}"
+            in_time(not (status == "err" and isinstance(e, ws.SyncTimeoutError)),
+                    f"INIT-6 violated: receiver.connect() timed out on an Init with {case} ({e})")
+            if case == "a dtype nobody knows":  # the wire answer is what INIT-6 and WIRE-8 fix for this one here
+                assert status == "err" and isinstance(e, ws.WeightSyncError), (
+                    f"INIT-6 violated: receiver.connect() given an Init with {case} gave {e!r}")
+            else:
+                assert status == "err" and isinstance(e, ws.ReceiverError) and not isinstance(e, ws.ReceiverDiedError), (
+                    f"INIT-6 violated: receiver.connect() given an Init with {case} gave {e!r}, not ReceiverError")
+                assert e.workers == [1] and e.version == 5 and e.details.get(1), (
+                    f"INIT-6 violated: the receiver's ReceiverError names {e.workers}, version {e.version}, details "
+                    f"{e.details}; expected [1], the Init's version 5, and why")
+        assert j.rx.version is None and j.rx.stopped is True, (
+            f"INIT-6 violated: after refusing an Init with {case} the receiver holds version {j.rx.version}, "
+            f"stopped={j.rx.stopped}")
+    finally:
+        j.close()
+
+
+@pytest.mark.req("CON-1", "LIFE-7", "SM-R-3", "SM-R-7", "API-3", "API-4")
+@pytest.mark.needs("rendezvous", "wire", "push")
+@pytest.mark.parametrize("end", ["the trainer hangs up", "the trainer breaks the protocol"])
+def test_a_push_receiver_stops_when_its_trainer_hangs_up_or_breaks_the_protocol(ws, end):
+    """A connected push receiver, idle: the scripted trainer's end of the channel closing with no Stop turns
+    `stopped` true within the reaction bound (CON-1, LIFE-7), keeping the version it holds; a Receive naming a
+    slot never introduced (SLOT-1) stops it too, and `failure` is then the RemoteProtocolError, with its state,
+    event and ID (API-3, API-4)."""
+    import time
+
+    j = _Joined(ws, rid=0)
+    try:
+        answer = j.init(version=3)
+        status, v = j.outcome()
+        if status == "err" and isinstance(v, ws.SyncTimeoutError) or answer.get("type") != "Ready":
+            raise TooSlow(f"INIT-4 violated: the handshake with a scripted trainer did not complete: {answer}, {v!r}")
+        assert (status, v) == ("ok", 3) and answer.get("status") == "ok", (
+            f"INIT-4 violated: a good Init of version 3 gave Ready {answer} and connect() {v!r}")
+        if end == "the trainer hangs up":
+            j.session.close()
+            j.session = None
+        else:
+            j.session.send({"type": "Receive", "version": 4, "slot": 9, "new_slots": []})
+        t0 = time.monotonic()
+        limit = tm.REACTION + tm.SLACK
+        while not j.rx.stopped and time.monotonic() - t0 < limit:
+            time.sleep(0.01)
+        ids = "CON-1, LIFE-7" if end == "the trainer hangs up" else "SM-R-7"
+        in_time(j.rx.stopped, f"{ids} violated: a push receiver still says stopped=False {limit:g} s after {end}")
+        assert j.rx.version == 3, f"SM-R-3 violated: after {end} the receiver holds {j.rx.version}, not 3"
+        if end == "the trainer breaks the protocol":
+            failure = j.rx.failure
+            assert isinstance(failure, ws.RemoteProtocolError), (
+                f"API-3 violated: the failure of a push receiver stopped by its trainer's violation is {failure!r}, "
+                "not the RemoteProtocolError that stopped it")
+            _remote_protocol_error_fields(ws, failure, "receiver.failure after a Receive naming a slot never "
+                                                       "introduced")
+    finally:
+        j.close()
+
+
+@pytest.mark.req("INIT-2", "INIT-5", "SEND-7")
+@pytest.mark.needs("wire")
+def test_a_ready_error_in_another_major_version_is_a_refusal_the_sender_names(ws):
+    """A receiver refusing its Init for its major version answers Ready(error) in its own protocol (2.0): the
+    sender's connect() raises ReceiverError naming it with cause "error" and its detail, within the reaction
+    bound, as for any Ready(error) (INIT-2), rather than cutting it off as a violation."""
+    from .peers import ScriptedReceiver, ready
+
+    sender = ws.Sender(basic(0), 2)
+    peer = None
+    box: dict = {}
+    try:
+        peer = ScriptedReceiver(sender.handle(0), 0)
+
+        def run():
+            try:
+                box["tx"] = ("ok", sender.connect(4 * (tm.REACTION + tm.SLACK), workers=[0]))
+            except Exception as e:  # noqa: BLE001 - judged below
+                box["tx"] = ("err", e)
+
+        t = threading.Thread(target=run, name="conformance-sender-connect", daemon=True)
+        t.start()
+        peer.handshake(answer=False, bound=tm.T)
+        detail = "this receiver speaks protocol 2.0, not 1.x"
+        peer.send({**ready(0, None, "error", detail), "protocol": "2.0"})
+        t.join(tm.REACTION + tm.SLACK)
+        in_time("tx" in box, f"INIT-2, INIT-5 violated: sender.connect() had not returned {tm.REACTION + tm.SLACK:g} s "
+                             "after receiver 0 answered Ready(error) in protocol 2.0")
+        status, e = box["tx"]
+        assert status == "err" and isinstance(e, ws.ReceiverError), (
+            f"INIT-2 violated: sender.connect() with receiver 0 refusing in protocol 2.0 gave {e!r}, not ReceiverError")
+        assert e.workers == [0] and e.causes == {0: "error"}, (
+            f"INIT-2 violated: the refusal in protocol 2.0 was named as {e.causes} (receivers {e.workers}); a "
+            "Ready(error) is the cause 'error', whatever protocol it names")
+        assert detail in e.details.get(0, ""), f"INIT-2 violated: the receiver's detail is not in {e.details}"
+    finally:
+        if peer is not None:
+            peer.close()
+        close(sender)
+
+
+def _misnamed(weights: dict, case: str) -> dict:
+    target = zeros_like(weights)
+    if case == "a name missing":
+        del target["b"]
+    elif case == "a sparse entry":  # dtype and shape right, layout not dense (8.3)
+        target["w"] = target["w"].to_sparse()
+    else:
+        target["extra"] = torch.zeros(2)
+    return target
+
+
+@pytest.mark.req("INIT-3", "INIT-5")
+@pytest.mark.parametrize("case", ["a name missing", "a name the manifest lacks", "a sparse entry"])
+def test_a_target_whose_names_differ_is_refused_at_connect(ws, case):
+    """The target check at connect covers the names exactly (one missing, one more) and the layout (a sparse entry
+    of the right dtype and shape), not only dtypes and shapes: receiver.connect raises WeightsMismatchError and
+    sender.connect ReceiverError naming it."""
+    weights = basic(0)
+    target = _misnamed(weights, case)
+    sender, receiver, tx, rx = handshake(ws, weights, target, timeout=3 * tm.T, limit=tm.T)
+    try:
+        status, e = tx
+        in_time(status != "hang" and not isinstance(e, ws.SyncTimeoutError),
+                f"INIT-3, INIT-5 violated: sender.connect with a target with {case} did not end in time: {e}")
+        assert status == "err" and isinstance(e, ws.ReceiverError) and e.workers == [0], (
+            f"INIT-3 violated: sender.connect with a target with {case} gave {e!r}, not ReceiverError naming 0")
+        status, err = rx
+        assert status == "err" and isinstance(err, ws.WeightsMismatchError), (
+            f"INIT-3 violated: receiver.connect with a target with {case} gave {err!r}, not WeightsMismatchError")
+        assert receiver.version is None, f"INIT-3 violated: the refused receiver holds version {receiver.version}"
+    finally:
+        close(receiver, sender)
+
+
+@pytest.mark.req("API-2", "API-3")
+@pytest.mark.needs("mapping")
+def test_send_without_weights_rereads_them_and_negative_timeouts_are_refused(ws):
+    """send() with weights=None publishes the sender's own object as it is now (updated in place since); a
+    negative timeout raises ValueError from connect, wait, drop (where declared) and reading, and changes
+    nothing."""
+    src = basic(0)
+    lacking(ws, "push")
+    sender = ws.Sender(src, 1)
+    target = zeros_like(src)
+    receiver = ws.Receiver(sender.handle(0), target, mode="push")
+    try:
+        t = threading.Thread(target=lambda: receiver.connect(tm.T), daemon=True)
+        t.start()
+        bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
+        t.join(tm.T)
+        with torch.no_grad():
+            for v in src.values():
+                if v.dtype.is_floating_point:
+                    v.add_(1.5)
+                elif v.dtype == torch.bool:
+                    v.logical_not_()
+                else:
+                    v.add_(7)
+        want = describe(src)
+        f = sender.send_async(timeout=tm.T)
+        calls = [("sender.connect(-1)", lambda: sender.connect(-1)), ("future.wait(-1)", lambda: f.wait(-1))]
+        if "drop" in ws.CAPABILITIES:
+            calls.append(("sender.drop(0, timeout=-1)", lambda: sender.drop(0, timeout=-1)))
+
+        def read():
+            with receiver.reading(-1):
+                pass
+
+        calls.append(("receiver.reading(-1)", read))
+        for what, fn in calls:
+            try:
+                bounded(fn, limit=tm.SLACK, what=what)
+            except ValueError:
+                continue
+            except HarnessError as e:
+                raise TooSlow(f"API-2 violated: {e}") from None
+            except Exception as e:  # noqa: BLE001
+                raise AssertionError(f"API-2 violated: {what} raised {type(e).__name__}: {e}, not ValueError") from None
+            raise AssertionError(f"API-2 violated: {what} was accepted; a negative timeout raises ValueError")
+        waited(f, "API-2")
+        with receiver.reading(tm.T):
+            got = describe(receiver.weights)
+        assert got == want, ("API-2 violated: send() without weights did not publish the sender's own weights as "
+                             "updated in place since it was made")
+    finally:
+        close(receiver, sender)
+
+
+@pytest.mark.req("API-1", "API-2", "INIT-5", "LIFE-2")
+@pytest.mark.needs("wire", "push")
+def test_connect_again_waits_for_the_rest_and_leaves_a_live_one_and_a_new_handle_ends_the_old_channel(ws):
+    """connect() without workers: scripted receiver 0 refuses its Init while receiver 1 (the binding's, not yet
+    connecting) holds its Init unanswered, so connect() raises ReceiverError naming 0; connect() again waits for
+    receiver 1 and returns once it is live (a send to it then works), and names 0 no more. connect(workers=[1])
+    of the live receiver 1 leaves it as it is. handle(0), receiver 0 failed but its process still running, ends
+    the old channel (LIFE-2)."""
+    from .peers import ScriptedReceiver, ready
+
+    sender = ws.Sender(basic(0), 2)
+    peer = rx1 = None
+    try:
+        peer = ScriptedReceiver(sender.handle(0), 0)
+        rx1 = ws.Receiver(sender.handle(1), mode="push")
+        box: dict = {}
+
+        def first():
+            try:
+                box["tx"] = ("ok", sender.connect(4 * (tm.REACTION + tm.SLACK)))
+            except Exception as e:  # noqa: BLE001 - judged below
+                box["tx"] = ("err", e)
+
+        t = threading.Thread(target=first, name="conformance-sender-connect", daemon=True)
+        t.start()
+        peer.handshake(answer=False, bound=tm.T)
+        peer.send(ready(0, None, "error", "this receiver refuses"))
+        t.join(tm.REACTION + tm.SLACK)
+        in_time("tx" in box, "INIT-5 violated: connect() did not end after receiver 0 refused its Init")
+        status, e = box["tx"]
+        assert status == "err" and isinstance(e, ws.ReceiverError) and e.workers == [0], (
+            f"INIT-5 violated: connect() with receiver 0 refusing gave {e!r}, not ReceiverError naming 0")
+        got: dict = {}
+        t1 = threading.Thread(target=lambda: got.setdefault("v", rx1.connect(tm.T)), daemon=True)
+        t1.start()
+        try:
+            bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="connect() again, receiver 1 still connecting")
+        except HarnessError as err:
+            raise TooSlow(f"API-1 violated: {err}") from None
+        except ws.SyncTimeoutError as err:
+            raise TooSlow(f"INIT-4 violated: receiver 1's handshake did not complete: {err}") from None
+        except ws.WeightSyncError as err:
+            raise AssertionError(f"API-1 violated: connect() again, after it raised for receiver 0, raised "
+                                 f"{type(err).__name__}: {err}; it waits for the others (receiver 0 was named "
+                                 "once)") from None
+        try:
+            f = sender.send_async(basic(1), workers=[1], timeout=tm.T)
+        except ws.WeightSyncError as err:
+            raise AssertionError(f"API-1 violated: connect() returned while receiver 1 was not live yet: a send to "
+                                 f"it raised {type(err).__name__}: {err}") from None
+        waited(f, "API-1")
+        try:
+            bounded(sender.connect, tm.T, workers=[1], limit=tm.T + tm.SLACK, what="connect(workers=[1]), 1 live")
+        except HarnessError as err:
+            raise TooSlow(f"API-1 violated: {err}") from None
+        except ws.WeightSyncError as err:
+            raise AssertionError(f"API-1 violated: connect(workers=[1]) of live receiver 1 raised "
+                                 f"{type(err).__name__}: {err}") from None
+        waited(sender.send_async(basic(2), workers=[1], timeout=tm.T), "API-1")
+        assert not rx1.stopped and rx1.version == 2, (
+            f"API-1 violated: after connect(workers=[1]) of live receiver 1 it shows stopped={rx1.stopped}, version "
+            f"{rx1.version}, not live at 2")
+        sender.handle(0)  # receiver 0 failed; its process (here, the scripted peer) still holds the old channel
+        in_time(peer.closed_by_peer(tm.REACTION + tm.SLACK), "LIFE-2 violated: the old channel of failed receiver 0 "
+                                                             "stayed open after handle(0) issued a new one")
+    finally:
+        if peer is not None:
+            peer.close()
+        close(rx1, sender)

@@ -120,6 +120,53 @@ def test_a_handle_inherited_by_fork_is_refused(ws):
         s.close()
 
 
+def _receiver_by_fork(ws, h) -> None:  # pragma: no cover - runs in a child of the fork start method
+    """Receiver(h) with a handle inherited by fork; the exit status says what happened (as in the test above)."""
+    import os
+
+    code = 3
+    try:
+        ws.Receiver(h)
+        code = 1
+    except ws.LocalProtocolError as e:
+        code = 0 if "CON-2" in str(e) and all(m in str(e) for m in ("spawn", "forkserver")) else 2
+    except ws.ProtocolError:
+        code = 6
+    except BaseException:  # noqa: BLE001
+        code = 4
+    finally:
+        os._exit(code)
+
+
+@pytest.mark.req("CON-2")
+@pytest.mark.needs("wire")  # CON-2 is stated for the reference binding, whose handles carry a socket
+def test_a_handle_given_to_a_process_of_the_fork_start_method_is_refused(ws):
+    """A multiprocessing Process of the fork start method gets the handle as an argument, inherited with its
+    parent's memory and never pickled: Receiver(handle) there raises LocalProtocolError naming CON-2 and the
+    start methods to use, as in a child of os.fork."""
+    import multiprocessing as mp
+
+    s = ws.Sender(S.distinct_weights(S.BASIC_SPEC, 0), 1)
+    try:
+        h = s.handle(0)
+        p = mp.get_context("fork").Process(target=_receiver_by_fork, args=(ws, h), daemon=True)
+        p.start()
+        p.join(tm.T)
+        if p.is_alive():
+            p.kill()
+            p.join()
+            raise TooSlow(f"CON-2 violated: Receiver(handle) in a Process of the fork start method did not return "
+                          f"within {tm.T:.0f} s")
+        assert p.exitcode == 0, ("CON-2 violated: Receiver(handle) in a Process of the fork start method, given the "
+                                 "handle as an argument, "
+                                 + {1: "was accepted", 2: "raised LocalProtocolError without naming CON-2 and the "
+                                    "start methods to use (spawn, forkserver)", 4: "raised another error",
+                                    6: "raised a ProtocolError that is not a LocalProtocolError"}.get(
+                                        p.exitcode, f"ended the child with status {p.exitcode}"))
+    finally:
+        s.close()
+
+
 @pytest.mark.req("CON-3", "SM-S-5", "LIFE-2", "SM-R-3")
 @pytest.mark.needs("wire")  # pickled once: CON-3's rule for the reference binding, whose handles carry a socket
 def test_a_handle_reaches_one_process(rigs, ws):
@@ -185,7 +232,7 @@ def test_receiver_ids_are_0_to_n_minus_1(ws):
         raise AssertionError(f"ROLE-1 violated: Sender(weights, {n}) was accepted")
 
 
-@pytest.mark.req("INIT-3", "SM-S-2", "SM-R-1", "LIFE-2", "SEND-4", "VER-2", "SM-S-5")
+@pytest.mark.req("INIT-3", "SM-S-2", "SM-R-1", "LIFE-2", "SEND-4", "VER-2", "SM-S-5", "API-4", "API-9")
 @pytest.mark.needs("mapping")
 def test_target_mismatch_fails_the_handshake(rigs, ws):
     rig = rigs(basic(0), 2, connect=[0])
@@ -199,9 +246,23 @@ def test_target_mismatch_fails_the_handshake(rigs, ws):
     rig.model.peers[1].state = "failed"
     e = expect_error(ws, "ReceiverError", rig.sender.send, basic(1), timeout=tm.T, ids="SEND-4",
                      what="send to a failed receiver", naming=[1])
-    assert e.version is None, (f"SEND-4 violated: the error of a send refused for failed receiver 1 carries version "
-                               f"{e.version}, not None")
+    assert e.version is None, (f"SEND-4, API-4 violated: the error of a send refused for failed receiver 1 carries "
+                               f"version {e.version}, not None (nothing was published)")
     assert rig.sender.version == 0, "VER-2 violated: a send refused for a failed receiver consumed a version"
+    before = e.causes
+    if "drop" in ws.CAPABILITIES:  # dropping a failed receiver changes nothing (API-9): it stays failed, not gone
+        try:
+            bounded(rig.sender.drop, 1, tm.T, limit=tm.T + tm.SLACK, what="drop(1) of a failed receiver")
+        except HarnessError as err:
+            raise TooSlow(f"API-9 violated: {err}") from None
+        except Exception as err:  # noqa: BLE001
+            raise AssertionError(f"API-9 violated: drop(1) of a failed receiver raised {type(err).__name__}: "
+                                 f"{err}") from None
+        e = expect_error(ws, "ReceiverError", rig.sender.send, basic(1), timeout=tm.T, ids="API-9",
+                         what="send to a failed receiver after drop() of it", naming=[1])
+        assert e.causes == before, (f"API-9 violated: drop() of a receiver that refused its Init changed what a "
+                                    f"send says of it from {before} to {e.causes}")
+        assert rig.sender.version == 0, "VER-2 violated: a send refused for a failed receiver consumed a version"
     rig.send(basic(1), workers=[0])
     rig.restart(1)  # a failed receiver gets a new handle, which resets it; a new process connects (LIFE-2, SM-S-5)
     rig.send(basic(2))
@@ -278,6 +339,53 @@ def test_connect_to_a_dead_receiver_fails_at_once(rigs, ws):
     in_time(time.monotonic() - t0 < tm.T, "INIT-5 violated: a dead receiver was found only by the timeout")
 
 
+@pytest.mark.req("INIT-5", "SEND-3", "SEND-4")
+def test_connect_names_a_dead_joiner_at_once_with_the_latest_version_and_never_a_live_one_that_died(rigs, ws):
+    """Versions 1 and 2 go to receiver 0; receiver 1 takes its handle and its process is killed, receiver 2 takes
+    its handle and stays silent: connect(workers=[1, 2]) with a long timeout raises ReceiverDiedError naming 1 alone within the
+    reaction bound, without waiting for 2, and its .version is the latest published one (2), the one an Init
+    carries. Receiver 2 then connects; receiver 0, live, closes and a send names it; connect() without workers
+    then names neither 0 (live when it failed: the send named it) nor 1 (named once already)."""
+    rig = rigs(basic(0), 3, connect=[0])
+    for k in (1, 2):
+        rig.send(basic(k), workers=[0])
+    rig.open(1)
+    rig.open(2)  # has its handle, does not call connect() yet
+    rig.workers[1].kill()
+    patience = 4 * (tm.REACTION + tm.SLACK)  # far past the bound, at every timescale
+    e = expect_error(ws, "ReceiverDiedError", lambda: rig.sender.connect(patience, workers=[1, 2]), ids="INIT-5",
+                     what=f"sender.connect({patience:.0f}) of a killed receiver and a silent one", naming=[1],
+                     limit=tm.REACTION + tm.SLACK)
+    assert e.version == rig.sender.version == 2, (
+        f"INIT-5 violated: the connect error's .version is {e.version!r}; the latest published version (the one an "
+        f"Init carries now) is {rig.sender.version}")
+    rig.model.gone(1)
+    rig.workers[2].submit("connect", tm.T)  # its Init came in the connect above
+    try:
+        bounded(rig.sender.connect, tm.T, workers=[2], limit=tm.T + tm.SLACK, what="sender.connect(workers=[2])")
+    except (HarnessError, ws.SyncTimeoutError) as err:
+        raise TooSlow(f"INIT-4 violated: a healthy receiver's handshake did not complete: {err}") from None
+    got = expect_remote_ok(rig.workers[2].result(tm.T + tm.SLACK), ids="INIT-4", what="receiver 2's connect()")
+    assert got == 2, f"LIFE-1 violated: receiver 2 connected at version {got}; the latest published is 2"
+    rig.model.connected(2, 2, "push")
+    rig.workers[0].call("discard")  # receiver 0, live, closes: gone (a second kill would cost a process start)
+    expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(3), workers=[0], timeout=tm.T, ids="SEND-3",
+                 what="send to live receiver 0 after it closed", naming=[0])
+    rig.model.gone(0)
+    if rig.sender.version == 3:
+        rig.model.publish(describe(basic(3)), [0])
+    try:
+        bounded(rig.sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect() without workers")
+    except HarnessError as err:
+        raise TooSlow(f"INIT-5 violated: {err}") from None
+    except ws.WeightSyncError as err:
+        raise AssertionError(f"INIT-5 violated: connect() without workers, with receiver 0 gone while live (a send "
+                             f"named it) and receiver 1 already named by a connect, raised {type(err).__name__}: "
+                             f"{err}") from None
+    rig.send(basic(4), workers=[2])
+    rig.check()
+
+
 @pytest.mark.req("LIFE-7", "SM-R-8", "SM-R-3")
 @pytest.mark.needs("pull")
 def test_a_pull_receiver_sees_the_trainer_close_without_polling(ws, rigs):
@@ -296,7 +404,7 @@ def test_a_pull_receiver_sees_the_trainer_close_without_polling(ws, rigs):
     assert rig.workers[0].call("poll", 0.0) is None, "LIFE-7 violated: poll() after the end of channel did not give None"
 
 
-@pytest.mark.req("LIFE-4", "LIFE-7", "SM-S-6", "SM-R-3", "CONS-3")
+@pytest.mark.req("LIFE-4", "LIFE-7", "SM-S-6", "SM-R-3", "CONS-3", "API-3")
 @pytest.mark.needs("pull")
 def test_sender_close_stops_everyone_and_releases_everything(ws, pool):
     pool.get(3)  # replace any dead worker now, so that the counts below are the sender's alone
@@ -314,6 +422,7 @@ def test_sender_close_stops_everyone_and_releases_everything(ws, pool):
         raise AssertionError(f"LIFE-4 violated: a second sender.close() raised {type(e).__name__}: {e}") from None
     out = rig.workers[2].outcome("connect", tm.T)
     assert out[0] == "err", f"SM-S-6 violated: a receiver connecting after close() got {out[1]!r}"
+    assert out[1].isa("ClosedError"), f"API-3 violated: receiver.connect() after the sender closed raised {out[1]}, not ClosedError"
     # A pull receiver learns of Stop when it polls (CONS-3); a push receiver on its own.
     assert rig.workers[1].call("poll", 0.0) is None, "LIFE-7 violated: poll() after Stop did not return None"
     deadline = time.monotonic() + tm.T
@@ -398,10 +507,12 @@ def test_receiver_close_is_idempotent_and_leaves_nothing(rigs, ws, mode):
     assert out["maps"] == 0 and out["fds"] == 0, f"LIFE-5 violated: slots still mapped after receiver.close(): {out}"
 
 
-@pytest.mark.req("SM-R-4", "LIFE-5")
+@pytest.mark.req("SM-R-4", "LIFE-5", "API-3")
 def test_close_a_receiver_that_never_connected(rigs):
     rig = rigs(basic(0), 1, connect=False)
     rig.open(0)
+    state = rig.workers[0].call("state")
+    assert state["version"] is None, f"API-3 violated: a receiver that has not connected has version {state['version']!r}, not None"
     out = rig.workers[0].call("close", twice=True)
     assert out["second_close"] is None, f"LIFE-5 violated: a second receiver.close() raised {out['second_close']}"
     assert not out["threads"], f"LIFE-5 violated: threads left: {out['threads']}"
@@ -574,3 +685,204 @@ def test_an_interrupt_at_any_line_leaves_close_bounded(ws, side):
                                      f"{side}'s calls, the {what}'s close() raised {type(e).__name__}: {e}") from None
         expect_error(ws, "ClosedError", s.handle, 0, ids="LIFE-6", limit=tm.SLACK,
                      what=f"handle(0) on a sender closed after an interrupt at line {n} of {total}")
+
+
+@pytest.mark.req("LIFE-4", "API-9", "SM-S-6")
+@pytest.mark.needs("wire")
+@pytest.mark.parametrize("how", ["close", pytest.param("drop", marks=pytest.mark.needs("drop"))])
+def test_a_receiver_between_init_and_ready_gets_stop_from_close_and_drop(ws, how):
+    """A scripted receiver takes its Init and does not answer: sender.close(), or drop(0) while a connect waits on
+    it, sends it Stop and ends its channel (LIFE-4, API-9); after drop the waiting connect raises
+    ReceiverDiedError naming 0 at once, and handle(0) restarts it (the sender treats it as gone)."""
+    from .peers import PeerClosed, ScriptedReceiver
+
+    sender = ws.Sender(basic(0), 2)
+    peer = None
+    box: dict = {}
+    try:
+        peer = ScriptedReceiver(sender.handle(0), 0)
+        t = None
+        if how == "close":
+            expect_error(ws, "SyncTimeoutError", lambda: sender.connect(tm.TIMED, workers=[0]), ids="INIT-5",
+                         what="sender.connect with a receiver that takes its Init and stays silent", naming=[0],
+                         limit=tm.TIMED + tm.SLACK)
+            peer.expect("Init", tm.T)
+            bounded(sender.close, limit=tm.REACTION + tm.SLACK, what="sender.close()")
+        else:
+            def run():
+                try:
+                    box["tx"] = ("ok", sender.connect(4 * (tm.REACTION + tm.SLACK), workers=[0]))
+                except Exception as e:  # noqa: BLE001 - judged below
+                    box["tx"] = ("err", e)
+
+            t = threading.Thread(target=run, name="conformance-sender-connect", daemon=True)
+            t.start()
+            peer.expect("Init", tm.T)  # connect() has sent Init and now waits for Ready
+            bounded(sender.drop, 0, tm.T, limit=tm.T + tm.SLACK, what="drop(0) of a connecting receiver")
+        ids = "LIFE-4" if how == "close" else "API-9"
+        try:
+            msg = peer.answer_before_close(tm.REACTION + tm.SLACK, ignore=("Heartbeat",))
+        except HarnessError:
+            raise TooSlow(f"{ids} violated: after {how}() the channel of a receiver between Init and Ready stayed "
+                          f"open {tm.REACTION + tm.SLACK:g} s with no Stop") from None
+        except (PeerClosed, ConnectionResetError):
+            msg = None
+        assert msg is not None and msg.get("type") == "Stop", (
+            f"{ids} violated: after {how}() a receiver between Init and Ready got {msg} before its channel ended, "
+            "not Stop")
+        if t is not None:
+            t.join(tm.REACTION + tm.SLACK)
+            in_time("tx" in box, "API-9 violated: the connect waiting on receiver 0 did not end after drop(0)")
+            status, e = box["tx"]
+            assert status == "err" and isinstance(e, ws.ReceiverDiedError) and e.workers == [0], (
+                f"API-9 violated: the connect waiting on receiver 0 ended with {e!r} after drop(0), not "
+                "ReceiverDiedError naming 0")
+            try:
+                sender.handle(0)
+            except Exception as err:  # noqa: BLE001
+                raise AssertionError(f"API-9 violated: handle(0) after drop(0) raised {type(err).__name__}: "
+                                     f"{err}") from None
+    finally:
+        if peer is not None:
+            peer.close()
+        sender.close()
+
+
+@pytest.mark.req("LIFE-6", "API-3")
+@pytest.mark.needs("rendezvous")
+def test_a_closed_listening_sender_refuses_url_and_bad_urls_are_refused(ws):
+    """url(i) on a closed listening sender raises ClosedError (LIFE-6); Receiver() given a URL outside RDV-1's
+    grammar raises ValueError (API-3)."""
+    import os
+
+    key = "0" * 64
+    for bad in (f"unix:@name?receiver=x&secret={key}", f"http://host:1?receiver=0&secret={key}",
+                "unix:@name?receiver=0&secret=zz", f"unix:@name?secret={key}",
+                f"unix:@name?receiver=0&receiver=1&secret={key}"):
+        try:
+            ws.Receiver(bad).close()
+        except ValueError:
+            continue
+        except Exception as e:  # noqa: BLE001
+            raise AssertionError(f"API-3 violated: Receiver({bad!r}) raised {type(e).__name__}: {e}, not "
+                                 "ValueError") from None
+        raise AssertionError(f"API-3 violated: Receiver({bad!r}), a malformed URL, was accepted")
+    s = ws.Sender(basic(0), 1, listen=f"unix:@conformance-closed-{os.getpid()}")
+    s.url(0)
+    s.close()
+    expect_error(ws, "ClosedError", s.url, 0, ids="LIFE-6", what="url(0) on a closed listening sender")
+
+
+@pytest.mark.req("LIFE-1", "LAYOUT-3")
+@pytest.mark.needs("cast")
+def test_the_first_joiner_of_a_cast_slot_group_starts_from_the_latest_version(ws):
+    """Versions 1 to 3 go to receiver 0 while no receiver of the bfloat16 slot group is connected; receiver 1,
+    of that group, then joins in this process and holds version 3, rounded to bfloat16 (LIFE-1)."""
+    import torch
+
+    sender = ws.Sender(basic(0), 2, dtypes=[None, torch.bfloat16])
+    receivers = []
+    try:
+        def join(i):
+            rx = ws.Receiver(sender.handle(i), mode="push")
+            receivers.append(rx)
+            box = {}
+            t = threading.Thread(target=lambda: box.setdefault("v", rx.connect(tm.T)), daemon=True)
+            t.start()
+            bounded(sender.connect, tm.T, workers=[i], limit=tm.T + tm.SLACK, what=f"sender.connect(workers=[{i}])")
+            t.join(tm.T + tm.SLACK)
+            in_time("v" in box, f"INIT-4 violated: receiver {i}'s connect() did not return")
+            return rx, box["v"]
+
+        join(0)
+        for k in (1, 2, 3):
+            waited(sender.send_async(basic(k), workers=[0], timeout=tm.T), "SEND-5")
+        rx, v = join(1)
+        assert v == 3 and rx.version == 3, f"LIFE-1 violated: the first joiner of a cast slot group connected at {v}"
+        want = {k: t.to(torch.bfloat16) if t.dtype.is_floating_point else t for k, t in basic(3).items()}
+        with rx.reading(tm.T):
+            got = describe(rx.weights)
+        assert got == describe(want), ("LIFE-1 violated: the first joiner of a bfloat16 slot group does not hold "
+                                       "version 3 rounded to bfloat16")
+    finally:
+        for rx in receivers:
+            rx.close()
+        sender.close()
+
+
+@pytest.mark.req("LIFE-5", "API-7")
+@pytest.mark.needs("mapping")
+def test_receiver_close_during_an_apply_waits_for_it_and_starts_no_other(ws):
+    """A push receiver in this process whose target blocks the apply of version 1 while version 2 waits behind it:
+    close() from another thread returns within the reaction bound once the apply may go on, and from the moment
+    it returned the receiver's version and the target's bytes no longer change (the apply in progress was waited
+    for, and version 2's never starts)."""
+    import torch
+
+    from .targets import ControlledMapping
+
+    class Gate(ControlledMapping):
+        def __init__(self, tensors):
+            super().__init__(tensors)
+            self.armed, self.entered, self.release = False, threading.Event(), threading.Event()
+
+        def _trip(self):
+            if self.armed:
+                self.armed = False
+                self.entered.set()
+                self.release.wait(tm.T)
+
+    tensors = {k: torch.zeros_like(v) for k, v in basic(0).items()}
+    target = Gate(tensors)
+    sender = ws.Sender(basic(0), 1)
+    receiver = ws.Receiver(sender.handle(0), target, mode="push")
+    seen: dict = {}
+
+    def state():
+        return receiver.version, {k: t.clone() for k, t in tensors.items()}
+
+    def closer():
+        receiver.close()
+        seen["at_return"] = state()
+
+    try:
+        t = threading.Thread(target=lambda: receiver.connect(tm.T), daemon=True)
+        t.start()
+        bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
+        t.join(tm.T)
+        target.armed = True
+        sender.send_async(basic(1), timeout=tm.T)
+        in_time(target.entered.wait(tm.T), f"ACK-7 violated: the apply of version 1 did not read the target within "
+                                           f"{tm.T:g} s")
+        sender.send_async(basic(2), timeout=tm.T)  # waits behind the apply in progress
+        c = threading.Thread(target=closer, name="conformance-closer", daemon=True)
+        c.start()
+        end = time.monotonic() + tm.T
+        import sys
+
+        while c.is_alive() and time.monotonic() < end:  # until close() runs (it may already have returned)
+            frame = sys._current_frames().get(c.ident)
+            names = []
+            while frame is not None:
+                names.append(frame.f_code.co_name)
+                frame = frame.f_back
+            if names.count("close") >= 1 and "closer" in names and len(names) > 3:
+                break
+            time.sleep(0.005)
+        target.release.set()
+        c.join(tm.REACTION + tm.SLACK)
+        in_time(not c.is_alive(), f"LIFE-5 violated: receiver.close() during an apply did not return within "
+                                  f"{tm.REACTION + tm.SLACK:g} s")
+        version, held = seen["at_return"]
+        deadline = time.monotonic() + tm.SLACK / 3
+        while time.monotonic() < deadline:
+            now_version, now = state()
+            changed = [k for k in held if not torch.equal(held[k], now[k])]
+            assert now_version == version and not changed, (
+                f"LIFE-5 violated: after receiver.close() returned, an apply still ran: version {version} -> "
+                f"{now_version}, target entries changed {changed}")
+            time.sleep(0.02)
+    finally:
+        target.release.set()
+        receiver.close()
+        sender.close()

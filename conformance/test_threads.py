@@ -132,3 +132,193 @@ def test_poll_and_reading_bound_their_wait_for_other_threads(rigs):
     assert out["then"] == 1, f"API-7 violated: the poll that waited for the reader returned {out['then']}, not 1"
     rig.model.acked(0, 1)
     rig.check()
+
+
+def _pair(ws, mode: str):
+    """A sender and one receiver of `mode` (no target) in this process, connected."""
+    sender = ws.Sender(basic(0), 1)
+    receiver = ws.Receiver(sender.handle(0), mode=mode)
+    box = {}
+    t = threading.Thread(target=lambda: box.setdefault("rx", receiver.connect(tm.T)), daemon=True)
+    t.start()
+    try:
+        _within(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
+    except BaseException:
+        receiver.close()
+        sender.close()
+        raise
+    t.join(tm.T + tm.SLACK)
+    return sender, receiver
+
+
+def _inside(thread: threading.Thread, name: str, bound: float) -> bool:
+    """Whether `thread` is, within `bound` s, running a function called `name` of code outside this suite."""
+    import sys
+
+    end = time.monotonic() + bound
+    while time.monotonic() < end:
+        frame = sys._current_frames().get(thread.ident)
+        while frame is not None:
+            if frame.f_code.co_name == name and "conformance" not in frame.f_code.co_filename:
+                return True
+            frame = frame.f_back
+        time.sleep(0.005)
+    return False
+
+
+@pytest.mark.req("API-7", "LIFE-5")
+@pytest.mark.needs("pull")
+def test_close_from_another_thread_ends_a_waiting_poll(ws):
+    """One thread of a pull receiver waits in poll(None), with nothing sent; close() from another thread returns
+    within the reaction bound and the waiting poll() then returns None."""
+    sender, receiver = _pair(ws, "pull")
+    out = {}
+
+    def poll():
+        try:
+            out["poll"] = receiver.poll(None)
+        except Exception as e:  # noqa: BLE001 - judged below
+            out["poll"] = e
+
+    try:
+        t = threading.Thread(target=poll, name="conformance-poll", daemon=True)
+        t.start()
+        if not _inside(t, "poll", tm.T):
+            pytest.skip("the implementation's poll() runs no Python function named poll: cannot tell it waits")
+        _within(receiver.close, limit=tm.REACTION + tm.SLACK, what="receiver.close() while another thread polls")
+        t.join(tm.REACTION + tm.SLACK)
+        in_time(not t.is_alive(), f"API-7 violated: poll(None) still waits {tm.REACTION + tm.SLACK:g} s after "
+                                  "another thread's receiver.close()")
+        assert out["poll"] is None, (f"API-7 violated: poll(None) waiting when another thread closed the receiver "
+                                     f"ended with {out['poll']!r}, not None")
+    finally:
+        receiver.close()
+        sender.close()
+
+
+@pytest.mark.req("API-7", "ACK-2")
+@pytest.mark.needs("pull")
+def test_answers_read_by_one_thread_settle_the_futures_others_wait_on(ws):
+    """Versions 1 and 2 pending on a pull receiver; three threads wait, one on version 1's future and two on
+    version 2's: once the receiver has polled, every wait returns its version within the reaction bound, whichever
+    thread read the Ack."""
+    sender, receiver = _pair(ws, "pull")
+    try:
+        f1 = sender.send_async(basic(1), timeout=tm.T)
+        f2 = sender.send_async(basic(2), timeout=tm.T)
+        out: dict = {}
+
+        def wait(key, f):
+            try:
+                out[key] = f.wait(4 * (tm.REACTION + tm.SLACK))  # far past the bound checked below
+            except Exception as e:  # noqa: BLE001 - judged below
+                out[key] = e
+
+        threads = [threading.Thread(target=wait, args=(k, f), daemon=True)
+                   for k, f in (("a", f1), ("b", f2), ("c", f2))]
+        for t in threads:
+            t.start()
+        end = time.monotonic() + tm.T
+        applied = []
+        while 2 not in applied and time.monotonic() < end:
+            v = receiver.poll(tm.T)
+            if v is not None:
+                applied.append(v)
+        in_time(2 in applied, f"API-7 violated: the pull receiver's poll() did not apply version 2: {applied}")
+        end = time.monotonic() + tm.REACTION + tm.SLACK
+        for t in threads:
+            t.join(max(0.0, end - time.monotonic()))
+        in_time(not any(t.is_alive() for t in threads), f"API-7 violated: a wait() in another thread still waits "
+                                                          f"{tm.REACTION + tm.SLACK:g} s after the receiver answered "
+                                                          "every version")
+        for k, want in (("a", 1), ("b", 2), ("c", 2)):
+            if isinstance(out[k], TimeoutError):
+                raise TooSlow(f"API-7 violated: a wait() for version {want} timed out ({out[k]}) although the "
+                              "receiver answered it")
+            assert out[k] == want, f"API-7 violated: wait() for version {want} in its own thread gave {out[k]!r}"
+    finally:
+        receiver.close()
+        sender.close()
+
+
+class _HeldMapping:
+    """Weights whose first read blocks until released: the thread sending them stays inside the sender."""
+
+    def __init__(self, weights: dict):
+        self._w = weights
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def _hold(self):
+        self.entered.set()
+        self.release.wait(4 * (tm.REACTION + tm.SLACK))
+
+    def __getitem__(self, k):
+        self._hold()
+        return self._w[k]
+
+    def __iter__(self):
+        self._hold()
+        return iter(self._w)
+
+    def __len__(self):
+        return len(self._w)
+
+    def keys(self):
+        self._hold()
+        return self._w.keys()
+
+    def items(self):
+        self._hold()
+        return self._w.items()
+
+    def values(self):
+        self._hold()
+        return self._w.values()
+
+
+@pytest.mark.req("API-7", "API-9")
+@pytest.mark.needs("push", "mapping")
+def test_a_call_waiting_for_another_thread_to_leave_the_sender_keeps_its_timeout(ws):
+    """One thread sends weights whose reading blocks (it is inside the sender, reading them); meanwhile another
+    thread's send_async(timeout=t), connect(t) and, where declared, drop(0, timeout=t) each return or raise
+    SyncTimeoutError within t plus the grace, never earlier than t when they raise: the wait for the other thread
+    is bounded by the call's own timeout (API-7, API-9)."""
+    from collections.abc import Mapping
+
+    Mapping.register(_HeldMapping)
+    sender, receiver = _pair(ws, "push")
+    held = _HeldMapping(basic(1))
+    out = {}
+
+    def send_held():
+        try:
+            out["held"] = sender.send(held, timeout=4 * (tm.REACTION + tm.SLACK))
+        except Exception as e:  # noqa: BLE001 - judged below
+            out["held"] = e
+
+    t = threading.Thread(target=send_held, name="conformance-held-send", daemon=True)
+    try:
+        t.start()
+        if not held.entered.wait(tm.T):
+            pytest.skip("the implementation did not read the weights of a send within the bound: nothing held")
+        calls = [("send_async(timeout=t)", lambda: sender.send_async(basic(2), timeout=tm.TIMED)),
+                 ("connect(t)", lambda: sender.connect(tm.TIMED))]
+        if "drop" in ws.CAPABILITIES:
+            calls.append(("drop(0, timeout=t)", lambda: sender.drop(0, timeout=tm.TIMED)))
+        for what, fn in calls:
+            t0 = time.monotonic()
+            try:
+                bounded(fn, limit=tm.TIMED + tm.SLACK, what=f"{what} while another thread is inside the sender")
+            except HarnessError as e:
+                ids = "API-9" if what.startswith("drop") else "API-7"
+                raise TooSlow(f"{ids} violated: {e} (t = {tm.TIMED:g} s)") from None
+            except ws.SyncTimeoutError:
+                took = time.monotonic() - t0
+                assert took >= tm.TIMED - tm.EARLY, f"API-7 violated: {what} gave up after {took:.2f} s, before t"
+            except ws.WeightSyncError:
+                pass  # another outcome is not this test's (the call did not wait)
+    finally:
+        held.release.set()
+        t.join(tm.T + tm.SLACK)
+        receiver.close()
+        sender.close()

@@ -227,3 +227,12 @@ def test_a_target_on_the_meta_device_is_refused_though_its_device_index_is_a_cpu
     assert checker.ordered(ok)[0] is ok["a"]
     with pytest.raises(WeightsMismatchError, match="'b' is float32\\[2, 2\\] on meta, expected float32\\[2, 2\\] on cpu"):
         checker.ordered({**ok, "b": torch.empty(2, 2, device="meta")})
+
+
+def test_a_sparse_tensor_of_the_right_shape_is_refused_on_the_fast_path_too():
+    """A sparse tensor answers stride() (with zeros) rather than raising: its shape and element count match, so
+    only its layout tells it from a dense one (BAD-2, INIT-3: refused before any copy is tried)."""
+    m = make_manifest({"a": torch.zeros(3), "b": torch.zeros(4, 3)})
+    for target in (False, True):
+        with pytest.raises(WeightsMismatchError, match="'b'"):
+            Checker(m, target=target).ordered({"a": torch.zeros(3), "b": torch.zeros(4, 3).to_sparse()})
