@@ -149,7 +149,7 @@ class _Relay:
 
 
 @pytest.mark.waits(3)
-@pytest.mark.req("API-10", "NET-4")
+@pytest.mark.req("API-10", "NET-4", "SEC-8")
 def test_a_short_lease_makes_both_sides_speak_more_often(ws, rigs, closing):
     """Sender(lease=1, heartbeat=0.2): receiver 0 joins through a relay that times every frame. Idle for two
     leases, the receiver speaks at least every fifth of Init's lease (0.2 s, NET-4) and the sender every
@@ -173,6 +173,13 @@ def test_a_short_lease_makes_both_sides_speak_more_often(ws, rigs, closing):
     t0 = time.monotonic()
     time.sleep(window)  # idle: what each side sends now is its heartbeats
     t1 = time.monotonic()
+    for way, who in (("up", "the receiver"), ("down", "the sender")):  # SEC-8: a bucket of 64, refilled at 64 a second
+        times = [t for t, m in list(relay.frames[way]) if m.get("type") == "Heartbeat"]
+        span = (times[-1] - times[0]) if times else 0.0
+        worst = max((sum(1 for u in times if t <= u < t + 1.0) for t in times), default=0)
+        assert worst <= 128 and len(times) <= 64 + 64 * span + 1, (
+            f"SEC-8 violated: {who} sent {len(times)} Heartbeats in {span:.1f} s, {worst} within one second: more "
+            "than a bucket of 64 refilled at 64 a second allows")
     up, down = (len(relay.between(way, t0, t1)) for way in ("up", "down"))
     in_time(up >= window / (lease / 5) / 2,
             f"API-10, NET-4 violated: under a lease of {lease:g} s (Init's lease_ms 1000) the receiver sent {up} frames "
@@ -504,3 +511,166 @@ def test_a_tcp_address_is_the_host_asked_for_with_the_chosen_port(ws, rigs):
         f"RDV-1 violated: listening on tcp://127.0.0.1:0 gave the address {address!r}")
     assert port.isdigit() and 0 < int(port) < 65536, f"RDV-1 violated: the address {address!r} has no chosen port"
     assert rig.sender.url(0).partition("?")[0] == address, f"RDV-1 violated: url(0) = {rig.sender.url(0)!r}"
+
+
+def _set_joined(plane: dict, keys: dict | None = None) -> None:
+    """What a receiver does first to build its side (NET-2): sets `joined` under Init's prefix in Init's store,
+    after `keys` (more keys of its own, NET-6); then it lets go of the store, building nothing."""
+    import datetime
+
+    import torch.distributed as dist
+
+    host, _, port = plane["store"].rpartition(":")
+    store = dist.TCPStore(host.strip("[]"), int(port), is_master=False, wait_for_workers=False,
+                          timeout=datetime.timedelta(seconds=tm.T))
+    try:
+        prefixed = dist.PrefixStore(plane["prefix"], store)
+        for k, v in (keys or {}).items():
+            prefixed.set(k, v)
+        prefixed.set("joined", "1")
+    finally:
+        del store
+
+
+@pytest.mark.req("NET-5", "NET-6", "LIFE-4", "SEC-5")
+def test_a_receiver_that_sets_joined_and_leaves_costs_no_more_than_one_that_never_came(ws, rigs, closing):
+    """Scripted receiver 1 takes its Init, sets `joined` in its store and leaves (closes its channel) without
+    building its rank; scripted receiver 2 takes its Init and leaves without setting it. The sender stops waiting
+    for either, ends both stores (NET-6) and must not have started a group construction that only receiver 1
+    could end (NET-5): sends to receiver 0 go on, close() returns at once and leaves no thread behind (LIFE-4)."""
+    threads_before = {t.ident for t in threading.enumerate()}
+    rig = rigs(basic(0), 3, connect=False, listen="tcp")
+    try:  # a transfer bound far past the test's (API-10, where taken): a stuck construction outlasts every wait here
+        sender = ws.Sender(rig.weights, 3, listen="tcp://127.0.0.1:0", transfer_timeout=600.0)
+    except TypeError:
+        sender = None
+    if sender is not None:
+        rig.sender.close()
+        rig.sender = sender
+    rig.connect([0])
+    (j1, init1), (j2, init2) = _joined(rig, 1, closing), _joined(rig, 2, closing)
+    _set_joined(init1["data_plane"])
+    time.sleep(0.3)  # not a bound: a sender that builds its side on `joined` alone has begun to by now, as a rule
+    j1.close()  # receiver 1 leaves before it began its side of the group
+    j2.close()  # receiver 2 leaves without having set `joined`
+    stores = {1: init1["data_plane"]["store"], 2: init2["data_plane"]["store"]}
+    rig.send(basic(1), workers=[0], timeout=tm.T)
+    deadline = time.monotonic() + tm.REACTION + tm.SLACK
+    while _store_runs(stores[2]) and time.monotonic() < deadline:  # the sender stopped waiting for its `joined`
+        time.sleep(0.05)
+    in_time(not _store_runs(stores[2]), f"NET-6 violated: the store of receiver 2 ({stores[2]}), which left before "
+                                        f"its first transfer, still runs {tm.REACTION + tm.SLACK:.0f} s later")
+    rig.check([0])
+    try:
+        bounded(rig.sender.close, limit=tm.REACTION + tm.SLACK, what="close() after a receiver set joined and left")
+    except HarnessError as e:
+        raise TooSlow(f"NET-5 violated: {e}") from None
+    deadline = time.monotonic() + tm.REACTION
+    while (left := new_threads(threads_before)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    in_time(not left, f"NET-5 violated: threads left {tm.REACTION:.0f} s after close(), receiver 1 having set `joined` "
+                      f"and left before building its rank (a group construction it alone could end?): {left}")
+    assert not _store_runs(stores[1]), f"NET-6 violated: receiver 1's store ({stores[1]}) runs after close()"
+
+
+class _MutingRelay(_Relay):
+    """A relay that, once `mute` is set, stops passing on what the sender writes: to the receiver its sender has
+    fallen silent, as a frozen process or a cut network would (NET-4), while the receiver's own frames still pass."""
+
+    def __init__(self, upstream: str):
+        self.mute = threading.Event()
+        super().__init__(upstream)
+
+    def _pump(self, src: socket.socket, dst: socket.socket, way: str) -> None:
+        relay = self
+
+        class Muted:  # the receiver's end, as the sender's writes reach it: nothing once muted
+            def sendall(self, data: bytes) -> None:
+                if not relay.mute.is_set():
+                    dst.sendall(data)
+
+            def shutdown(self, how: int) -> None:
+                dst.shutdown(how)
+
+        super()._pump(src, Muted() if way == "down" else dst, way)
+
+
+@pytest.mark.waits(3)
+@pytest.mark.req("NET-4", "SM-R-3")
+def test_a_receiver_whose_sender_falls_silent_stops_within_the_lease(ws, rigs, closing):
+    """Receiver 0 joins through a relay that, once the receiver is live, passes on nothing more of what the sender
+    writes: the receiver hears nothing for the lease of its Init and must stop (NET-4, SM-R-3), within the lease
+    plus the reaction bound. With API-10's `lease` the lease is 1 s; without it, Init's default."""
+    rig = rigs(basic(0), 1, connect=False, listen="tcp")
+    try:
+        sender = ws.Sender(rig.weights, 1, listen="tcp://127.0.0.1:0", lease=1.0, heartbeat=0.2)
+    except TypeError:
+        sender = None  # the binding takes no network times (API-10 is optional): Init's own lease
+    if sender is not None:
+        rig.sender.close()
+        rig.sender = sender
+    relay = _MutingRelay(rig.sender.address)
+    closing(relay)
+    rig.connect([0], handles={0: relay.url(rig.sender.url(0))})
+    lease = ((relay.seen("down", "Init") or {}).get("data_plane") or {}).get("lease_ms", 5000) / 1000
+    relay.mute.set()
+    t0 = time.monotonic()
+    limit = lease + tm.REACTION + tm.SLACK
+    state = rig.workers[0].call("state")
+    while not state["stopped"] and time.monotonic() - t0 < limit:
+        time.sleep(0.05)
+        state = rig.workers[0].call("state")
+    in_time(state["stopped"], f"NET-4 violated: receiver 0 heard nothing from its sender for {time.monotonic() - t0:.1f} s "
+                              f"(Init's lease: {lease:g} s) and did not stop: {state}")
+
+
+@pytest.mark.req("NET-1", "NET-2", "RDV-2", "RDV-5")
+def test_each_incarnation_gets_a_fresh_prefix_and_a_group_of_its_own(ws, rigs, closing):
+    """Scripted receiver 1 joins, builds its rank and goes live; scripted receiver 0 joins beside it. Receiver 1
+    then leaves (channel and rank), and a new process joins with url(1), read again: the URL (its secret) is the
+    one read before (RDV-2), the new Init's prefix is neither the first incarnation's nor receiver 0's (NET-1), and
+    the new incarnation's group, built on it, carries Init's version and the next one (NET-2)."""
+    rig = rigs(basic(0), 2, connect=False, listen="tcp")
+    url = rig.sender.url(1)
+    first, init1 = _joined(rig, 1, closing)
+    other, init0 = _joined(rig, 0, closing)
+    rank = _Rank(rig, 1, init1["data_plane"])
+    rank.join(init1["version"])
+    first.send(ready(1, init1["version"]))
+    _joins_complete(ws, rig, [1])
+    first.close()
+    rank.drop()
+    assert rig.sender.url(1) == url, (f"RDV-2 violated: url(1) changed once receiver 1 joined and left: {url!r} "
+                                      f"became {rig.sender.url(1)!r}")
+    deadline = time.monotonic() + tm.REACTION + tm.SLACK
+    while True:  # the sender learns from the closed channel that the first incarnation is gone (SEND-3)
+        second = Joiner(rig.sender.url(1))
+        closing(second)
+        answer = second.join()
+        if answer.get("type") == "Welcome" or time.monotonic() > deadline:
+            break
+        second.close()
+        time.sleep(0.05)
+    assert answer.get("type") == "Welcome", f"RDV-5 violated: a join for gone receiver 1 was answered {answer}"
+    init2 = second.handshake(answer=False)
+    prefixes = {"the first incarnation's": init1["data_plane"]["prefix"], "receiver 0's": init0["data_plane"]["prefix"]}
+    for whose, prefix in prefixes.items():
+        assert init2["data_plane"]["prefix"] != prefix, (
+            f"NET-1 violated: a restarted receiver 1's Init names the prefix {prefix!r}, {whose}")
+    assert init0["data_plane"]["prefix"] != init1["data_plane"]["prefix"], (
+        "NET-1 violated: two receivers' Inits name the same prefix")
+    rank = _Rank(rig, 1, init2["data_plane"])
+    _check_transfer(rank.join(init2["version"]), init2, basic(0), init2["version"])
+    second.send(ready(1, init2["version"]))
+    stop = threading.Event()
+    _heartbeats(second, 1, stop)
+    try:
+        _joins_complete(ws, rig, [1])
+        f = rig.send_async(basic(1), workers=[1])
+        receive = second.recv_past_heartbeats(tm.T)[0]
+        assert receive.get("type") == "Receive", f"NET-2 violated: receiver 1 got {receive!r:.120}, not Receive"
+        _check_transfer(rank.take(receive["version"]), init2, basic(1), receive["version"])
+        second.send(ack(1, receive["version"]))
+        waited(f, "NET-2")
+    finally:
+        stop.set()

@@ -247,3 +247,16 @@ def test_a_packed_target_whose_tensor_changed_shape_refuses_the_apply(ws):
     finally:
         sender.close()
         receiver.close()
+
+
+@pytest.mark.req("SEC-7")
+def test_pack_refuses_weights_whose_init_would_not_fit_in_one_frame(ws):
+    """SEC-7: pack() refuses, when it packs, what a Sender of the same weights would refuse: here 16,500 names of
+    4,096 bytes, an Init over the 64 MiB frame bound (WIRE-2), with ValueError; nothing is left to fail later."""
+    huge = {f"{i:05d}" + "x" * 4091: torch.zeros(0) for i in range(16_500)}
+    try:
+        ws.pack(huge)
+    except ValueError:
+        return
+    raise AssertionError("SEC-7 violated: pack() accepted 16,500 names of 4,096 bytes (an Init over 64 MiB), which "
+                         "no sender can carry; it must raise ValueError when it packs")

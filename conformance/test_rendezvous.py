@@ -12,14 +12,33 @@ import os
 import socket
 import stat
 import tempfile
+import threading
 import time
+from urllib.parse import unquote
 
+import msgpack
 import pytest
 
 from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
-from .peers import Joiner, ack, frame, pack, padded, ready
+from .model import describe
+from .peers import (
+    HEARTBEAT,
+    Joiner,
+    PeerClosed,
+    ScriptedReceiver,
+    ScriptedSender,
+    ack,
+    frame,
+    init,
+    layout,
+    pack,
+    padded,
+    readable,
+    ready,
+    slotinfo,
+)
 from .rig import expect_error, waited
 from .verdict import TooSlow, in_time
 
@@ -373,3 +392,466 @@ def test_a_large_frame_before_any_proof_is_not_read(ws, rigs, closing):
                           f"{answered[:40]!r}")
     rig.check()
 
+
+
+def _live_joiners(ws, rig, ids, closing) -> dict[int, Joiner]:
+    """Scripted receivers `ids` joined by URL, handed their Init and live (connect() returned)."""
+    joiners = {}
+    for k in ids:
+        j = joiners[k] = Joiner(rig.sender.url(k))
+        closing(j)
+        assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL's id and secret got no Welcome"
+        j.send(ready(k, j.handshake(answer=False)["version"]))
+    try:
+        bounded(rig.sender.connect, tm.T, workers=list(ids), limit=tm.T + tm.SLACK, what=f"connect(workers={ids})")
+    except (HarnessError, ws.SyncTimeoutError) as e:
+        raise TooSlow(f"RDV-5 violated: the handshake of joiners that answered Ready did not complete: {e}") from None
+    return joiners
+
+
+def _answer_receive(j: Joiner, k: int, ids: str) -> bool:
+    """Scripted receiver k acks the next Receive; False when the sender closed its channel instead."""
+    try:
+        msg, fds = j.recv_past_heartbeats(tm.T)
+        assert msg.get("type") == "Receive", f"{ids} violated: receiver {k} got {msg!r:.120}, not Receive"
+        j.take_slots(msg["new_slots"], fds)
+        j.send(ack(k, msg["version"]))
+    except (PeerClosed, ConnectionResetError, BrokenPipeError):
+        return False
+    except HarnessError as e:
+        raise TooSlow(f"{ids} violated: no Receive reached scripted receiver {k}: {e}") from None
+    return True
+
+
+def _cut_off(ws, rig, j: Joiner, k: int, weights) -> bool:
+    """Whether the sender cut scripted receiver k off as a violation: a send to k alone, answered if it comes."""
+    try:
+        f = rig.sender.send_async(weights, workers=[k], timeout=tm.T)
+    except ws.ReceiverError as e:  # known failed already: refused before publishing (SEND-4)
+        return (getattr(e, "causes", None) or {}).get(k) == "violation"
+    rig.model.publish(describe(weights), [k])
+    _answer_receive(j, k, "SEC-8")
+    try:
+        bounded(f.wait, tm.T, limit=tm.T + tm.SLACK, what=f"wait() on a send to scripted receiver {k}")
+    except ws.ReceiverError as e:
+        return (getattr(e, "causes", None) or {}).get(k) == "violation"
+    except (HarnessError, ws.SyncTimeoutError) as e:
+        raise TooSlow(f"SEC-8 violated: a send to scripted receiver {k}, which answered it, did not complete: {e}") from None
+    return False
+
+
+def _beats(n: int) -> bytes:
+    """n Heartbeats in one write: for the sender, n at once."""
+    return frame(pack(HEARTBEAT)) * n
+
+
+@pytest.mark.req("SEC-8", "MSG-4")
+def test_the_heartbeat_budget_is_64_at_once_refilled_at_64_a_second(ws, rigs, closing):
+    """Three scripted receivers, live. Receiver 0 sends 64 Heartbeats at once, and 64 at once again once the sender
+    has read the first (a send it answered came after them) and 1.5 s more have passed: within a bucket of 64
+    refilled at 64 a second, so it must not be cut off (SEC-8). Receiver 2 sends 200 at once: a side MAY cut it off.
+    Receiver 1 sends one Heartbeat, then, 1.5 s after the sender read it, 200 at once: a sender that cut receiver 2
+    off must cut receiver 1 off too, as a bucket holds 64 at most however long its peer was quiet (a budget
+    refilled from the first Heartbeat, not the last, never cuts it off)."""
+    rig = rigs(basic(0), 3, connect=False, listen=True)
+    a, b, c = 0, 1, 2
+    j = _live_joiners(ws, rig, [a, b, c], closing)
+    j[a].send_raw(_beats(64))
+    j[b].send_raw(_beats(1))
+    j[c].send_raw(_beats(200))
+    f = rig.send_async(basic(1), workers=[a, b])  # answered after the Heartbeats: the sender has read them then
+    for k in (a, b):
+        assert _answer_receive(j[k], k, "SEC-8"), (f"SEC-8 violated: the sender closed receiver {k}'s channel, which "
+                                                   f"sent {64 if k == a else 1} Heartbeat(s) at once")
+    waited(f, "SEC-8", what="wait() on a send to receivers that sent 64 Heartbeats at once, and one")
+    time.sleep(1.5)  # not a bound: the bucket refills (64 a second); only a budget refilled past 64 gains by waiting
+    j[a].send_raw(_beats(64))
+    j[b].send_raw(_beats(200))
+    cut = {k: _cut_off(ws, rig, j[k], k, basic(1 + k)) for k in (a, b, c)}
+    assert not cut[a], ("SEC-8 violated: receiver 0 sent 64 Heartbeats at once and, 1.5 s after the sender read them, "
+                        "64 more: within a bucket of 64 refilled at 64 a second, yet it was cut off as a violation")
+    assert not (cut[c] and not cut[b]), (
+        "SEC-8 violated: the sender cut receiver 2 off for 200 Heartbeats at once, but not receiver 1, which sent 200 "
+        "at once 1.5 s after a single one: the budget is a bucket of 64, never more, however long a peer was quiet")
+
+
+def _connecting(receiver) -> tuple[dict, threading.Thread]:
+    """receiver.connect(T) in a thread of this process; its outcome lands in the dict ("value" or "error")."""
+    out: dict = {}
+
+    def run():
+        try:
+            out["value"] = receiver.connect(tm.T)
+        except BaseException as e:  # noqa: BLE001 - judged by the test
+            out["error"] = e
+
+    t = threading.Thread(target=run, daemon=True, name="conformance-connect")
+    t.start()
+    return out, t
+
+
+#: A scripted listener's answer to a receiver joining by URL, and the error connect() must raise (RDV-4, RDV-7, RDV-9).
+JOIN_ENDINGS = {
+    "Refuse": ({"welcome": "refuse"}, "RefusedError", "RDV-4"),
+    "a Welcome with a wrong proof": ({"welcome": "bad"}, "RemoteProtocolError", "RDV-7"),
+    "a Hello of 16 KiB": ({"hello_size": 16 * 1024}, "RemoteProtocolError", "RDV-9"),
+}
+
+
+@pytest.mark.req("RDV-4", "RDV-7", "RDV-9", "INIT-4")
+@pytest.mark.parametrize("ending", sorted(JOIN_ENDINGS))
+def test_a_join_that_fails_raises_its_own_error_and_a_refused_receiver_may_join_again(ws, ending):
+    """The binding's Receiver joins a scripted listener that answers its join so: connect() raises RefusedError for
+    Refuse (RDV-4), RemoteProtocolError for a wrong Welcome proof (RDV-7) or a Hello over 8 KiB (RDV-9). A refused
+    receiver stays new: its next connect() joins the listener, which now welcomes it, and returns Init's version."""
+    kwargs, cls, rule = JOIN_ENDINGS[ending]
+    listener = ScriptedSender(**kwargs)
+    receiver = ws.Receiver(listener.url(0))
+    try:
+        out, t = _connecting(receiver)
+        session = listener.accept(tm.BOUND)
+        t.join(tm.T + tm.SLACK)
+        if session is not None:
+            session.close()
+        in_time(not t.is_alive(), f"{rule} violated: connect() did not end after {ending}")
+        err = out.get("error")
+        assert isinstance(err, getattr(ws, cls)), (
+            f"{rule} violated: after {ending} connect() "
+            f"{'returned ' + repr(out.get('value')) if err is None else 'raised ' + type(err).__name__ + ': ' + str(err)}"
+            f", not {cls}")
+        if ending != "Refuse":
+            return
+        listener.welcome = "good"  # the listener takes the join now (RDV-4: a refused receiver stays new)
+        out, t = _connecting(receiver)
+        end = time.monotonic() + tm.BOUND
+        while not readable(listener.sock, 0.05):  # the receiver connects again, unless its connect() gave up
+            assert t.is_alive(), f"RDV-4 violated: a refused receiver's next connect() did not join again: {out}"
+            if time.monotonic() > end:
+                raise TooSlow(f"RDV-4 violated: a refused receiver's next connect() did not connect in {tm.BOUND:.0f} s")
+        session = listener.accept(tm.BOUND)
+        assert session is not None, "the scripted listener's join ended"
+        manifest, data, nbytes = layout([("w", "float32", (4,), bytes(range(16)))])
+        session.send(init(0, manifest, [slotinfo(0, nbytes)], 3, 0), fds=[listener.slot(0, data, nbytes)])
+        answer = session.recv_past_heartbeats(tm.T)[0]
+        assert (answer.get("type"), answer.get("status"), answer.get("version")) == ("Ready", "ok", 3), (
+            f"RDV-4 violated: a receiver refused once, joining again, answered its Init with {answer!r:.200}")
+        t.join(tm.T + tm.SLACK)
+        in_time(not t.is_alive(), "RDV-4 violated: connect() after a refusal did not return once Ready went out")
+        assert out.get("value") == 3, f"RDV-4 violated: connect() after a refusal gave {out}, not version 3"
+        session.send({"type": "Stop"})
+        session.close()
+    finally:
+        receiver.close()
+        listener.close()
+
+
+def _address(form: str, tmp: str) -> tuple[str, str]:
+    """(the address a sender listens on, how its receiver's URL is written) for each form of RDV-1 tried."""
+    tag = f"{os.getpid()}-{time.monotonic_ns()}"
+    if form == "an abstract name holding % and ?":
+        return f"unix:@%40conformance-%25x%3Fy-{tag}", "as given"  # the name "@conformance-%x?y-..."
+    if form == "a path holding % and ?":
+        return f"unix:{tmp}/s%25%3F.sock", "as given"
+    if form == "a path of 107 bytes":
+        return f"unix:{tmp}/" + "p" * (107 - len(tmp) - 1), "as given"
+    if form == "an upper-case secret and another parameter":
+        return f"unix:@conformance-upper-{tag}", "upper-case secret, an extra parameter"
+    return "tcp://localhost:0", "as given"  # a DNS name for a host
+
+
+@pytest.mark.req("RDV-1")
+@pytest.mark.parametrize("form", ["an abstract name holding % and ?", "a path holding % and ?", "a path of 107 bytes",
+                                  "an upper-case secret and another parameter",
+                                  pytest.param("a DNS host name", marks=pytest.mark.needs("network"))])
+def test_urls_at_the_edges_of_the_grammar_join(ws, form):
+    """A sender listens on each address at an edge of RDV-1's grammar: '%' and '?' in a name or path, written %25 and
+    %3F in listen and in the URL alike; a path of 107 bytes; a DNS host name. Its url(0) starts with the address
+    as given (the chosen port in place of 0), and the binding's Receiver joins with it: as written, or with its
+    secret in upper case and a parameter it does not know (ignored)."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        address, written = _address(form, tmp)
+        sender = ws.Sender(basic(0), 1, listen=address)
+        receiver = None
+        try:
+            url = sender.url(0)
+            head, _, query = url.partition("?")
+            if address.endswith(":0"):
+                assert head.rpartition(":")[0] == address.rpartition(":")[0], f"RDV-1 violated: url(0) = {url!r}"
+            else:  # the same socket, whatever else it escapes: '@' may be written raw or as %40
+                kind = "unix:@" if address.startswith("unix:@") else "unix:"
+                assert head.startswith(kind) and unquote(head[len(kind):]) == unquote(address[len(kind):]), (
+                    f"RDV-1 violated: listening on {address!r} gave url(0) = {url!r}")
+            if written != "as given":
+                secret = dict(kv.split("=", 1) for kv in query.split("&"))["secret"]
+                url = f"{head}?x-conformance=1&receiver=0&secret={secret.upper()}&x-other=%3F"
+            try:
+                receiver = ws.Receiver(url)
+            except ValueError as e:
+                raise AssertionError(f"RDV-1 violated: Receiver({url!r}) ({form}) raised ValueError: {e}") from None
+            out, t = _connecting(receiver)
+            try:
+                bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what=f"sender.connect() ({form})")
+            except (HarnessError, ws.SyncTimeoutError) as e:
+                t.join(tm.T + tm.SLACK)
+                raise AssertionError(f"RDV-1 violated: the receiver given {url!r} ({form}) did not join: {e}; its "
+                                     f"connect() gave {out}") from None
+            t.join(tm.T + tm.SLACK)
+            assert out.get("value") == 0, f"RDV-1 violated: the receiver given {url!r} ({form}) connected so: {out}"
+        finally:
+            if receiver is not None:
+                receiver.close()
+            sender.close()
+
+
+@pytest.mark.req("RDV-1")
+def test_urls_at_the_edges_of_the_grammar_are_accepted(ws):
+    """Receiver(url) takes, without I/O, the URLs at RDV-1's edges that need no listener to be read: id 0 and
+    the largest id, port 65535, an IPv6 host in [], a host name of several labels."""
+    secret = "ab" * 32
+    for url in (f"tcp://[::1]:65535?receiver=0&secret={secret}",
+                f"tcp://trainer-0.cluster.example:1?receiver={2**63 - 1}&secret={secret}",
+                f"tcp://10.0.0.5:41000?receiver=0&secret={secret.upper()}"):
+        try:
+            r = ws.Receiver(url)
+        except ValueError as e:
+            raise AssertionError(f"RDV-1 violated: Receiver({url!r}) raised ValueError: {e}") from None
+        r.close()
+
+
+@pytest.mark.req("SEC-2", "LIFE-4")
+def test_close_waits_for_no_frame_a_receiver_left_half_written(ws, rigs, closing):
+    """Scripted receiver 1, live, writes the length prefix and part of a frame, and no more. close() returns at once
+    (SEC-2: a partial frame delays no close()), well before the 10 s WIRE-7 gives the frame."""
+    rig = rigs(basic(0), 2, connect=[0], listen=True)
+    j = _live_joiners(ws, rig, [1], closing)[1]
+    rig.send(basic(1), workers=[0])
+    rig.check([0])
+    j.send_raw(frame(pack(ack(1, 0)))[:9])  # 4 length bytes and 5 of the payload
+    time.sleep(0.1)  # not a bound: the bytes have reached the sender's socket
+    t0 = time.monotonic()
+    try:
+        bounded(rig.sender.close, limit=tm.REACTION + tm.SLACK, what="close() with a frame half read")
+    except HarnessError as e:
+        raise TooSlow(f"SEC-2 violated: {e}") from None
+    elapsed = time.monotonic() - t0
+    assert elapsed < 0.7 * tm.FRAME_BOUND, (
+        f"SEC-2 violated: close() took {elapsed:.1f} s with receiver 1's frame half written: it waited for the frame "
+        f"(WIRE-7 ends it {tm.FRAME_BOUND:g} s after its first byte)")
+
+
+@pytest.mark.req("RDV-8")
+@pytest.mark.parametrize("what", ["a socket nobody listens on", "a regular file"])
+def test_a_path_that_exists_is_not_taken_over(ws, what):
+    """A stale socket file (its listener gone without removing it) or a regular file at PATH: Sender(listen=
+    "unix:PATH") refuses the path, whatever the error, and leaves the file there as it was (RDV-8)."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as d:
+        path = os.path.join(d, "trainer.sock")
+        if what == "a regular file":
+            with open(path, "wb") as f:
+                f.write(b"not a socket")
+        else:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(path)  # bound, never listening, then closed: the file stays
+            s.close()
+        before = os.stat(path)
+        try:
+            ws.Sender(basic(0), 1, listen=f"unix:{path}").close()
+        except Exception:  # noqa: BLE001 - any error: the path is taken
+            pass
+        else:
+            raise AssertionError(f"RDV-8 violated: a sender listened on {path}, which held {what}")
+        after = os.stat(path) if os.path.exists(path) else None
+        assert after is not None and (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode), (
+            f"RDV-8 violated: a sender refused {path} but removed or replaced {what} there")
+
+
+@pytest.mark.req("RDV-8", "RDV-1")
+@pytest.mark.parametrize("form", ["unix:@NAME", pytest.param("tcp", marks=pytest.mark.needs("network"))])
+def test_a_closed_senders_name_or_port_can_be_listened_on_again(ws, form):
+    """A sender listens on an abstract name, or a TCP port the system chose, takes a join there, and closes; a new
+    sender then listens on the very same address (RDV-8: the system releases them with the listening socket)."""
+    address = f"unix:@conformance-again-{os.getpid()}-{time.monotonic_ns()}" if form != "tcp" else "tcp://127.0.0.1:0"
+    first = ws.Sender(basic(0), 1, listen=address)
+    try:
+        address = first.url(0).partition("?")[0]  # the port chosen in place of 0
+        j = Joiner(first.url(0))
+        try:
+            assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL's id and secret got no Welcome"
+        finally:
+            j.close()
+    finally:
+        first.close()
+    try:
+        second = ws.Sender(basic(0), 1, listen=address)
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"RDV-8 violated: {address}, where a sender listened and closed, could not be listened on "
+                             f"again: {type(e).__name__}: {e}") from None
+    second.close()
+
+
+#: What a joiner sends, after Hello, in place of one Join (RDV-3: legal only in the join's order, before Init).
+OUT_OF_ORDER = {
+    "a Hello of its own": lambda j: [{"type": "Hello", "protocol": "1.1", "nonce": bytes(32)}],
+    "a Ready before any Welcome": lambda j: [ready(j.rid, 0)],
+    "a Welcome": lambda j: [{"type": "Welcome", "proof": bytes(32)}],
+    "a second Join after its first": lambda j: [j.join_message(), j.join_message()],
+}
+
+
+@pytest.mark.req("RDV-3")
+@pytest.mark.parametrize("case", sorted(OUT_OF_ORDER))
+def test_a_join_message_out_of_order_ends_that_connection(ws, rigs, closing, case):
+    """A joiner with receiver 0's URL sends, after Hello, a join message out of order: the sender takes it as a
+    violation and closes that connection at once (not at the join's 10 s bound), having sent no Init; a second
+    Join, which comes after the first was welcomed, cuts the new channel off too. The receiver can still join."""
+    rig = rigs(basic(0), 1, connect=False, listen=True)
+    j = Joiner(rig.sender.url(0))
+    closing(j)
+    j.send_raw(b"".join(frame(pack(m)) for m in OUT_OF_ORDER[case](j)))
+    closed = j.closed_by_peer(min(tm.SLACK, 0.5 * tm.FRAME_BOUND))
+    came = [msgpack_type(m) for m in j.frames_in]
+    in_time(closed, f"RDV-3 violated: after {case} the sender kept the connection open (it got {came})")
+    if case != "a second Join after its first":
+        assert "Welcome" not in came and "Init" not in came, f"RDV-3 violated: after {case} the sender sent {came}"
+    rig.connect([0])
+    rig.send(basic(1))
+    rig.check()
+
+
+def msgpack_type(payload: bytes) -> str:
+    """The type of a payload the suite read (the peers' own reader has checked it)."""
+    return msgpack.unpackb(payload, raw=False, strict_map_key=False).get("type", "?")
+
+
+def _uncarriable_named() -> dict[str, tuple[dict, str]]:
+    """Weights the wire cannot carry, each with the text the refusal must hold to name the entry (SEC-7)."""
+    import torch
+
+    cases = {
+        "a name that is not a string": ({12345: torch.zeros(2)}, "12345"),
+        "a lone surrogate in a name": ({"conformance-surrogate-\ud800": torch.zeros(2)}, "conformance-surrogate-"),
+        "a name of 4,097 bytes": ({"conformance-long-" + "x" * 4080: torch.zeros(2)}, "conformance-long-"),
+        "65 dimensions": ({"conformance-65-dims": torch.zeros([1] * 65)}, "conformance-65-dims"),
+    }
+    if hasattr(torch, "float8_e4m3fn"):
+        cases["a dtype Table 12-2 does not define"] = ({"conformance-float8": torch.zeros(2, dtype=torch.float8_e4m3fn)},
+                                                       "conformance-float8")
+    return cases
+
+
+@pytest.mark.req("SEC-7", "WIRE-3", "WIRE-8")
+@pytest.mark.needs("wire")
+def test_weights_at_the_wire_bounds_are_carried_and_past_them_refused_by_name(ws, rigs, closing):
+    """Sender() refuses weights the wire cannot carry with ValueError naming the entry: a name that is not a string,
+    a lone surrogate, a name of 4,097 bytes, a float8 dtype, 65 dimensions; and a manifest whose Init would pass
+    the 64 MiB frame bound (16,500 names of 4,096 bytes). Weights exactly at the bounds, a name of 4,096 bytes and
+    64 dimensions, are taken: a joiner's Init carries both, and the slot holds their bytes (SEC-7)."""
+    import torch
+
+    for case, (weights, name) in _uncarriable_named().items():
+        try:
+            ws.Sender(weights, 1).close()
+        except ValueError as e:
+            assert name in str(e), f"SEC-7 violated: the ValueError for {case} does not name the entry {name!r}: {e}"
+            continue
+        except Exception as e:  # noqa: BLE001
+            raise AssertionError(f"SEC-7 violated: Sender() with {case} raised {type(e).__name__}: {e}, "
+                                 "not ValueError") from None
+        raise AssertionError(f"SEC-7 violated: Sender() accepted weights with {case}")
+    huge = {f"{i:05d}" + "x" * 4091: torch.zeros(0) for i in range(16_500)}  # an Init of more than 64 MiB
+    try:
+        ws.Sender(huge, 1).close()
+    except ValueError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"SEC-7 violated: Sender() with an Init over 64 MiB raised {type(e).__name__}: {e}, "
+                             "not ValueError") from None
+    else:
+        raise AssertionError("SEC-7 violated: Sender() accepted 16,500 names of 4,096 bytes: an Init over 64 MiB")
+    del huge
+    long_name = "é" * 2047 + "xx"  # 4,096 bytes of UTF-8
+    edge = {long_name: torch.arange(3, dtype=torch.int32), "d64": torch.arange(2, dtype=torch.float32).reshape([2] + [1] * 63)}
+    try:
+        ws.Sender(edge, 1).close()
+    except ValueError as e:
+        raise AssertionError(f"SEC-7 violated: Sender() refused a name of 4,096 bytes and 64 dimensions: {e}") from None
+    rig = rigs(edge, 1, connect=False, listen=True)
+    j = Joiner(rig.sender.url(0))
+    closing(j)
+    assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL's id and secret got no Welcome"
+    init = j.handshake(answer=False)
+    entries = {e["name"]: e for e in init["manifest"]}
+    assert set(entries) == {long_name, "d64"}, f"SEC-7 violated: Init's manifest names {sorted(entries)!r:.200}"
+    assert entries["d64"]["shape"] == [2] + [1] * 63, f"SEC-7 violated: 64 dimensions arrived as {entries['d64']['shape']}"
+    fd = j.slot_fds.get(init["slot"])
+    assert fd is not None, "WIRE-4 violated: no handle came for Init's slot"
+    for name, tensor in edge.items():
+        raw = tensor.contiguous().view(torch.uint8).numpy().tobytes()
+        got = os.pread(fd, len(raw), entries[name]["offset"])
+        assert got == raw, f"SEC-7 violated: the slot holds other bytes than {name[:20]!r}... at its offset"
+
+
+@pytest.mark.req("RDV-5", "SM-S-5")
+def test_a_join_closes_the_handle_given_out_for_its_id(ws, rigs, closing):
+    """handle(1) is given out (here, to a scripted receiver that never answers), then a process joins with url(1):
+    the join takes receiver 1's place, as a new handle does, and the channel of the handle given out is closed
+    (RDV-5); the joined receiver is served."""
+    rig = rigs(basic(0), 2, connect=[0], listen=True)
+    old = ScriptedReceiver(rig.sender.handle(1), 1)
+    closing(old)
+    j = Joiner(rig.sender.url(1))
+    closing(j)
+    answer = j.join()
+    assert answer.get("type") == "Welcome", f"RDV-5 violated: a join for a receiver given out as a handle got {answer}"
+    in_time(old.closed_by_peer(tm.REACTION + tm.SLACK),
+            "RDV-5 violated: the channel of handle(1) stayed open after a join by url(1) took its place")
+    init = j.handshake(answer=False)
+    j.send(ready(1, init["version"]))
+    _connect(ws, rig, 1)
+    f = rig.send_async(basic(1))
+    got = _next_receive(j, "RDV-5")
+    j.send(ack(1, got["version"]))
+    waited(f, "RDV-5")
+    rig.check([0])
+
+
+@pytest.mark.req("SEC-5", "SEND-3")
+@pytest.mark.needs("pull")
+def test_a_receiver_killed_with_a_send_pending_leaves_the_others_as_they_were(ws, rigs):
+    """Three receivers joined by URL; receiver 2 pulls and has not polled when a send to all is pending, and its
+    process is killed: the send names receiver 2 died, and only it (SEND-3); receivers 0 and 1 hold that version,
+    and the next sends to them proceed as if receiver 2 had never been (SEC-5)."""
+    rig = rigs(basic(0), 3, modes=["push", "push", "pull"], listen=True)
+    f = rig.send_async(basic(1))
+    rig.workers[2].kill()
+    e = expect_error(ws, "ReceiverDiedError", f.wait, tm.T, ids="SEND-3", naming=[2],
+                     what="wait() on a send pending on a receiver that was killed", limit=tm.REACTION + tm.SLACK)
+    assert e.version == f.version, f"SEND-3 violated: the error's version is {e.version}, not the send's {f.version}"
+    rig.model.gone(2)
+    for i in (0, 1):
+        rig.model.acked(i, f.version)
+    rig.check([0, 1])
+    for step in (2, 3):
+        try:
+            rig.send(basic(step), workers=[0, 1])
+        except AssertionError as err:
+            raise AssertionError(f"SEC-5 violated: after receiver 2 was killed, a send to receivers 0 and 1 failed: "
+                                 f"{err}") from None
+    rig.check([0, 1])
+
+
+@pytest.mark.req("RDV-9", "WIRE-6")
+def test_a_join_of_exactly_the_bound_before_proof_is_read(ws, rigs, closing):
+    """A Join padded with an unknown field to a payload of exactly 8,192 bytes is legal before any proof (RDV-9:
+    only a longer frame is refused): a right one is welcomed and handed its Init."""
+    rig = rigs(basic(0), 1, connect=False, listen=True)
+    j = Joiner(rig.sender.url(0))
+    closing(j)
+    j.send_raw(frame(padded(j.join_message(), 8192)))
+    try:
+        answer = j.answer_before_close(tm.T)
+    except HarnessError as e:
+        raise TooSlow(f"RDV-9 violated: no answer to a Join of exactly 8,192 bytes: {e}") from None
+    assert answer is not None and answer.get("type") == "Welcome" and j.welcome_ok(answer), (
+        f"RDV-9 violated: a right Join of exactly 8,192 bytes was answered {answer!r:.200} (None: the connection closed)")
+    assert j.handshake(answer=False)["receiver"] == 0, "RDV-5 violated: the welcomed joiner's Init is not receiver 0's"

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 
 import torch
 
-from . import layout
+from . import layout, wire
 from .errors import WeightsMismatchError
 from .messages import Entry
 
@@ -97,7 +97,7 @@ def pack(weights: layout.Weights) -> Packed:
         Packed: the same weights, now views of one buffer; sends of it copy that buffer in one copy.
 
     Raises:
-        ValueError: tied tensors (one tensor under two names).
+        ValueError: tied tensors (one tensor under two names), or weights the wire cannot carry (SEC-7).
         NotImplementedError: tensors on several devices.
     """
     flat = layout.flatten(weights, detach=False)
@@ -105,6 +105,7 @@ def pack(weights: layout.Weights) -> Packed:
         raise ValueError("tied tensors (one tensor under two names) cannot be packed: untie them, or send unpacked")
     detached = {k: v.detach() for k, v in flat.items()}
     manifest = layout.make_manifest(detached if isinstance(weights, torch.nn.Module) else flat)
+    wire.check_init_fits(manifest)  # SEC-7: what a sender of these weights would refuse, pack() refuses now
     devices = {e.device for e in manifest}
     if len(devices) > 1:
         raise NotImplementedError(f"weights on several devices {sorted(devices)}; move them to one device first")

@@ -104,7 +104,7 @@ class Sender(Hub):
             plans[(device, cast)] = (tuple(dataclasses.replace(e, device=str(device)) for e in laid),
                                      layout.slot_nbytes(laid, sources[0]))
         max_slots = slot_bound(max(n for _, n in plans.values()), num_workers, max_slots, max_slot_bytes)
-        _check_init_fits(self._manifest, max_slots)
+        wire.check_init_fits(self._manifest, max_slots)
         self._version = 0
         self._futures: dict[int, SendFuture] = {}
         super().__init__(SlotPool(max_slots), listen, num_workers, times)
@@ -572,18 +572,6 @@ class Sender(Hub):
 #: How long close() waits for the lock, and for a polling call to let go, before it closes without them:
 #: a running call holds the lock for moments (it gives it up to wait), so a longer hold is a lock left held.
 _CLOSE_LOCK_WAIT = 2.0
-#: Room for one slot's SlotInfo in an Init, a CUDA slot's IPC handles included.
-_SLOTINFO_ROOM = 1024
-
-
-def _check_init_fits(manifest: tuple[Entry, ...], max_slots: int) -> None:
-    """Refuses at once a manifest whose Init could not fit in one frame (SEC-7, WIRE-2)."""
-    size = len(wire.payload(Init(PROTOCOL_VERSION, 0, manifest, (), 0, 0))) + max_slots * _SLOTINFO_ROOM
-    if size > limits.MAX_TO_RECEIVER:
-        raise ValueError(f"{len(manifest)} tensors make an Init of about {size} bytes, over the frame bound of "
-                         f"{limits.MAX_TO_RECEIVER} (SEC-7, WIRE-2): merge small tensors into fewer")
-
-
 def _per_receiver(option: Sequence[Any] | Callable[[int], Any], n: int, name: str) -> list[Any]:
     """An option given per receiver: a sequence of one value each, or a function of the id."""
     if callable(option):

@@ -13,6 +13,7 @@ minor version can add fields an older peer ignores (WIRE-3).
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
 import msgpack
 
@@ -21,6 +22,7 @@ from .limits import INT_MAX, MAX_DETAIL, MAX_DIMS, MAX_IPC, MAX_IPC_BYTES, MAX_T
 from .limits import MAX_TO_RECEIVER as MAX_TO_RECEIVER  # the frame bounds, re-exported for wire.frame's callers
 from .limits import MAX_TO_SENDER as MAX_TO_SENDER
 from .messages import (
+    PROTOCOL_VERSION,
     RENDEZVOUS_TO_RECEIVER,
     RENDEZVOUS_TO_SENDER,
     TO_RECEIVER,
@@ -329,3 +331,16 @@ FROM_SENDER = TO_RECEIVER
 FROM_RECEIVER = TO_SENDER
 FROM_JOINER = RENDEZVOUS_TO_SENDER
 FROM_LISTENER = RENDEZVOUS_TO_RECEIVER
+
+
+#: Room for one slot's SlotInfo in an Init, a CUDA slot's IPC handles included.
+SLOTINFO_ROOM = 1024
+
+
+def check_init_fits(manifest: Sequence[Entry], slots: int = 2) -> None:
+    """Refuses at once a manifest whose Init, naming `slots` slots, could not fit in one frame (SEC-7, WIRE-2):
+    when a sender is made, and when pack() packs (two slots: the fewest a sender has, SLOT-1)."""
+    size = len(payload(Init(PROTOCOL_VERSION, 0, tuple(manifest), (), 0, 0))) + slots * SLOTINFO_ROOM
+    if size > MAX_TO_RECEIVER:
+        raise ValueError(f"{len(manifest)} tensors make an Init of about {size} bytes, over the frame bound of "
+                         f"{MAX_TO_RECEIVER} (SEC-7, WIRE-2): merge small tensors into fewer")
