@@ -85,6 +85,12 @@ def workers():
     stop_workers(pool)
 
 
+def pytest_collection_modifyitems(config, items):
+    """The test that judges the suite's run against the reference waits for that run: last, so that every other
+    test runs beside the suite instead of after it."""
+    items.sort(key=lambda item: item.name == "test_suite_passes_the_reference")
+
+
 def pytest_collection_finish(session):
     """The suite's run against the reference takes most of the fast layer: start it as soon as it is chosen, so it
     runs beside the other tests (test_conformance_mutants.test_suite_passes_the_reference judges it)."""

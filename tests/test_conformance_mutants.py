@@ -93,8 +93,10 @@ class Run:
     """One run of the suite in a subprocess, started now and judged by `result` (its output goes to a file, so a run
     nobody reads yet never blocks on a full pipe)."""
 
-    def __init__(self, impl: str, *extra: str, extra_path: str = ""):
+    def __init__(self, impl: str, *extra: str, extra_path: str = "", start: str | None = None):
         env = dict(os.environ)
+        if start is not None:  # how the suite starts its receiver processes (conformance/pool.py)
+            env["WEIGHTSYNC_CONFORMANCE_START"] = start
         # Spawned receiver processes import the mutant by name too.
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), extra_path, env.get("PYTHONPATH", "")) if p)
         cmd = [sys.executable, "-m", "pytest", "conformance", f"--impl={impl}", "-p", "no:cacheprovider",
@@ -200,7 +202,10 @@ _reference: dict = {}
 
 def start_reference_run() -> None:
     report = Path(tempfile.mkdtemp(prefix="weightsync-suite-")) / "report.json"
-    _reference.update(run=Run("weightsync", "-q", f"--conformance-json={report}"), report=report)
+    # Receiver processes forked from a server that imported torch once (the soak's way): the suite's ~600 tests
+    # replace killed receivers often, and a spawned one imports torch again (90 s instead of 120 s quiet).
+    # Spawned receivers, the default a stranger gets, are the installed suite's in CI.
+    _reference.update(run=Run("weightsync", "-q", f"--conformance-json={report}", start="forkserver"), report=report)
 
 
 def stop_reference_run() -> None:
