@@ -346,8 +346,23 @@ def _bound_shrinking() -> None:
         engine.MAX_SHRINKING_SECONDS = min(engine.MAX_SHRINKING_SECONDS, SHRINK_SECONDS * tm.SCALE)
 
 
+#: The session, for the SIGTERM handler (the controlling process only).
+_SESSION: list = []
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):
+        _SESSION[:] = [session]
+
+
 def _terminated(signum, frame):
-    raise KeyboardInterrupt("SIGTERM: the run was stopped; its report covers the tests that ran")
+    """SIGTERM: the run stops now, as Ctrl-C stops it. The interrupt raised here can land inside C code that turns
+    it into another error (CPython's ast module makes a SystemError of it), so the session is also told to stop
+    after the test it is in: either way the run ends interrupted, its report written."""
+    why = "SIGTERM: the run was stopped; its report covers the tests that ran"
+    for session in _SESSION:
+        session.shouldstop = why
+    raise KeyboardInterrupt(why)
 
 
 class ReplayDatabase(DirectoryBasedExampleDatabase):

@@ -203,3 +203,20 @@ def test_no_module_freezes_a_bound_by_importing_it_by_name():
             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("timing"):
                 frozen += [f"{path.relative_to(root)}: {a.name}" for a in node.names if a.name.isupper()]
     assert not frozen, f"bounds imported by name (frozen at import): {frozen}"
+
+
+def test_sigterm_also_stops_the_session_after_its_test():
+    """The KeyboardInterrupt SIGTERM raises can land in C code that turns it into another error (CPython's ast
+    module made a SystemError of one in CI, and the run went on to the end): the session is told to stop too."""
+    from types import SimpleNamespace
+
+    from conformance import conftest
+
+    session = SimpleNamespace(shouldstop=False)
+    conftest._SESSION[:] = [session]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            conftest._terminated(15, None)
+        assert session.shouldstop and "SIGTERM" in session.shouldstop
+    finally:
+        conftest._SESSION.clear()
