@@ -232,3 +232,36 @@ def test_heartbeats_are_budgeted_per_channel():
     steady = HeartbeatBudget(0.0)
     for second in range(1000):
         steady.spend(float(second))
+
+
+def test_one_fill_reads_frames_on_both_sides_of_handles_and_keeps_none_of_its_buffer():
+    """WIRE-4 through a real channel: bytes before, with and after a handle arrive in one fill(), handles in
+    order; the bytes a fill reads into are reused, so what the session holds must be its own copy."""
+    import array
+    import os
+
+    from weightsync.messages import Receive, SlotInfo
+
+    a, b = socket.socketpair()
+    ch = transport.Channel(a, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER, takes_handles=True)
+    r, w = os.pipe()
+    try:
+        slot = SlotInfo(1, "cpu", 64)
+        b.sendall(wire.frame(Heartbeat()))
+        b.sendmsg([wire.frame(Receive(3, 1, (slot,)))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [r]))])
+        b.sendall(wire.frame(Receive(4, 1, ())) + wire.frame(Stop())[:2])
+        ch.fill()
+        got = []
+        while (item := ch.next()) is not None:
+            got.append(item)
+        assert [m for m, _ in got] == [Heartbeat(), Receive(3, 1, (slot,)), Receive(4, 1, ())]
+        assert [len(fds) for _, fds in got] == [0, 1, 0]
+        b.sendall(wire.frame(Stop())[2:])
+        ch.fill()  # reads into the same bytes the first fill read into
+        assert ch.next() == (Stop(), [])
+        os.close(got[1][1][0])
+    finally:
+        ch.close()
+        b.close()
+        os.close(r)
+        os.close(w)
