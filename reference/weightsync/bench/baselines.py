@@ -124,12 +124,12 @@ def torchrl_version() -> str | None:
 
 
 def _torchrl_once(ctl, scheme, index: int, shapes, stop) -> None:
-    """A TorchRL worker: a module with the same parameter names, synchronised by `scheme`."""
+    """A TorchRL worker: a module with the same parameter names (on the worker's device), synchronised by `scheme`."""
     torch.set_num_threads(1)
     try:
         model = torch.nn.Module()
-        for i, (shape, dtype) in enumerate(shapes):
-            model.register_parameter(f"w{i:03d}", torch.nn.Parameter(torch.empty(shape, dtype=dtype),
+        for i, (shape, dtype, device) in enumerate(shapes):
+            model.register_parameter(f"w{i:03d}", torch.nn.Parameter(torch.empty(shape, dtype=dtype, device=device),
                                                                      requires_grad=False))
         scheme.init_on_receiver(model_id="policy", model=model, worker_idx=index)
         scheme.connect(worker_idx=index)
@@ -141,7 +141,11 @@ def _torchrl_once(ctl, scheme, index: int, shapes, stop) -> None:
 
 
 def bench_torchrl(ctx, weights, n: int, budget, lo, hi) -> list[float]:
-    """TorchRL's scheme, in fresh processes: its queues reach a worker only when it is started."""
+    """TorchRL's scheme, in fresh processes: its queues reach a worker only when it is started.
+
+    On a GPU the trainer's weights, the scheme's buffer (`devices=`) and each worker's module live on
+    the weights' device, and a send is timed until the trainer's device has finished its copies, as
+    weightsync's CUDA sends are (`sync`)."""
     from tensordict import TensorDict
     from torchrl.weight_update import SharedMemWeightSyncScheme
 
@@ -149,8 +153,9 @@ def bench_torchrl(ctx, weights, n: int, budget, lo, hi) -> list[float]:
     # (an LLM's dotted names would nest in a TensorDict).
     trainer = TensorDict({f"w{i:03d}": t for i, t in enumerate(weights.values())})
     scheme = SharedMemWeightSyncScheme()
-    scheme.init_on_sender(model_id="policy", weights=trainer.clone(), devices=[torch.device("cpu")] * n, ctx=ctx)
-    shapes = [(tuple(t.shape), t.dtype) for t in weights.values()]
+    device = next(iter(weights.values())).device
+    scheme.init_on_sender(model_id="policy", weights=trainer.clone(), devices=[device] * n, ctx=ctx)
+    shapes = [(tuple(t.shape), t.dtype, str(device)) for t in weights.values()]
     stop = ctx.Event()
     pipes = [ctx.Pipe() for _ in range(n)]
     procs = [
@@ -169,7 +174,11 @@ def bench_torchrl(ctx, weights, n: int, budget, lo, hi) -> list[float]:
             kind, value = ours.recv()
             if kind == "error":
                 raise RuntimeError(f"torchrl worker {i}: {value}")
-        return timed(lambda: scheme.send(weights=trainer), budget, lo, hi)
+        def send() -> None:
+            scheme.send(weights=trainer)
+            sync(device.type)
+
+        return timed(send, budget, lo, hi)
     finally:
         stop.set()
         try:

@@ -110,7 +110,7 @@ def measure_group(pool, device, weights, params, layout, n, variants, use_queue,
     if use_queue:  # the naive baseline is slow: fewer sends
         runs["queue"] = lambda: (bench_queue(pool, weights, device, n, budget, min(lo, 3),
                                              hi if nbytes < 1e8 else min(hi, 10)), None)
-    if use_torchrl and device == "cpu":
+    if use_torchrl:
         runs["torchrl"] = lambda: (bench_torchrl(pool.ctx, weights, n, budget, lo, hi), None)
     for name, measure in runs.items():
         case = Case(**base, system=name)

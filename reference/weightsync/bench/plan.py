@@ -131,7 +131,7 @@ def make(args: argparse.Namespace) -> RunPlan | str:
     cuda_ok = cuda_supported()
     queue_layouts, torchrl_groups = cfg["queue_layouts"], cfg["torchrl_groups"]
     groups = [Group(d, int(p), lay, n, use_queue and (queue_layouts is None or lay in queue_layouts),
-                    use_torchrl and d == "cpu" and (torchrl_groups is None or (p, lay, n) in torchrl_groups))
+                    use_torchrl and (torchrl_groups is None or (p, lay, n) in torchrl_groups))
               for d in devices for p, lay in models for n in receivers_for(lay, cfg["receivers"])]
     net_variants = {} if args.no_network else {k: v for k, v in network.VARIANTS.items()
                                                 if systems is None or k in systems}
