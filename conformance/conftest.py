@@ -53,6 +53,7 @@ from .names import (
 )
 from .report import RANK
 from .verdict import (
+    CHECKED_NOTHING,
     INCONCLUSIVE,
     NOT_IMPLEMENTED,
     PASSED,
@@ -753,6 +754,10 @@ def pytest_runtest_makereport(item, call):
     elif rep.passed and call.when == "call" and listed:
         rep.conformance = {"outcome": XPASS, "blamed": [], "reason": "listed in --xfails-file, and passed"}
         rep.wasxfail = "listed in --xfails-file"
+    elif rep.skipped and f"{CHECKED_NOTHING}: " in _skip_reason(rep):  # verdict.checked_nothing
+        reason = _skip_reason(rep)
+        rep.conformance = {"outcome": CHECKED_NOTHING, "blamed": [],
+                           "reason": reason[reason.index(f"{CHECKED_NOTHING}: ") + len(CHECKED_NOTHING) + 2:]}
     elif rep.skipped:
         # A capability not declared, or (program mode) a part of the binding a program does not have.
         missing = item.stash.get(_LACKS, []) or _program(item.config) or \
@@ -771,6 +776,8 @@ def pytest_report_teststatus(report, config):
         return "inconclusive", "i", "INCONCLUSIVE"
     if c and c["outcome"] == NOT_IMPLEMENTED:  # one vocabulary: pytest's own lines say it too, never "skipped"
         return "not implemented", "n", "NOT IMPLEMENTED"
+    if c and c["outcome"] == CHECKED_NOTHING:
+        return "checked nothing", "c", "CHECKED NOTHING"
     return None
 
 
@@ -907,7 +914,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         counts[t["outcome"]] += 1
     tr.write_line("")
     tr.write_line("tests: " + ", ".join(f"{counts[k]} {k}" for k in (PASSED, VIOLATED, XFAIL, XPASS, INCONCLUSIVE,
-                                                                      NOT_IMPLEMENTED, SKIPPED) if counts[k]))
+                                                                      CHECKED_NOTHING, NOT_IMPLEMENTED, SKIPPED)
+                                          if counts[k]))
     known = [i for i, r in rows.items() if r["status"] == XFAIL]
     if known:
         tr.write_line(f"known gaps, violated as listed (--xfails-file): {', '.join(known)}", yellow=True)
@@ -955,7 +963,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                     if getattr(config, "_conformance_replay", None) else None,
                     "measure": m,
                     "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                    "outcomes": [PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED, XFAIL, XPASS],
+                    "outcomes": [PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED, CHECKED_NOTHING, XFAIL, XPASS],
                     "requirements": reporting.annotate(rows, texts),
                     "tests": {n: {**t, **_timing(config, n)} for n, t in tests.items()},
                     "violated": violated,

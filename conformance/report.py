@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from .verdict import INCONCLUSIVE, NOT_IMPLEMENTED, PASSED, SKIPPED, VIOLATED, XFAIL, XPASS
+from .verdict import CHECKED_NOTHING, INCONCLUSIVE, NOT_IMPLEMENTED, PASSED, SKIPPED, VIOLATED, XFAIL, XPASS
 
 #: The JSON report's layout; a field's meaning never changes within one value.
 SCHEMA = "weightsync-conformance-report/2"
@@ -20,12 +20,13 @@ SPEC_ID = re.compile(r"\*\*([A-Z]+(?:-[A-Z])?-\d+)\*\*")
 LEGEND = (
     f"{PASSED}: every check held · {VIOLATED}: the implementation broke the requirement (exit 1) · "
     f"{INCONCLUSIVE}: the suite could not decide, nothing against the implementation (exit 6) · "
-    f"{NOT_IMPLEMENTED}: needs a capability not declared, not run · {SKIPPED}: this machine cannot run it (e.g. no "
-    "CUDA device) · 'in part': some of the requirement's tests were not run"
+    f"{NOT_IMPLEMENTED}: needs a capability not declared, not run · {CHECKED_NOTHING}: it ran, but what it checks "
+    f"did not occur this time · {SKIPPED}: this machine cannot run it (e.g. no "
+    "CUDA device) · 'in part': some of the requirement's tests were not run or checked nothing"
 )
-RANK = {PASSED: 0, XPASS: 0, SKIPPED: 1, NOT_IMPLEMENTED: 2, INCONCLUSIVE: 3, XFAIL: 4, VIOLATED: 5}
+RANK = {PASSED: 0, XPASS: 0, SKIPPED: 1, NOT_IMPLEMENTED: 2, CHECKED_NOTHING: 2, INCONCLUSIVE: 3, XFAIL: 4, VIOLATED: 5}
 #: The order in which a requirement's status is decided: a passing test decides it though another was inconclusive.
-DECIDES = (VIOLATED, XFAIL, PASSED, XPASS, INCONCLUSIVE, NOT_IMPLEMENTED, SKIPPED)
+DECIDES = (VIOLATED, XFAIL, PASSED, XPASS, INCONCLUSIVE, CHECKED_NOTHING, NOT_IMPLEMENTED, SKIPPED)
 
 
 def suite_digest(suite_dir: Path, spec_dir: Path) -> str:
@@ -83,7 +84,7 @@ def table(tests: dict[str, dict], spec_ids: list[str], unrun_note: str | None) -
 
     `unrun_note` (a one-role subject) marks every requirement no test named as not implemented, with that reason.
     A row's status is one of the outcomes; `partial` says some of its tests were not run (not implemented or
-    skipped), so that a row is never called passed without saying so."""
+    skipped) or checked nothing, so that a row is never called passed without saying so."""
     per_id: dict[str, dict[str, list[str]]] = defaultdict(lambda: {k: [] for k in RANK})
     for nodeid, t in tests.items():
         if t["outcome"] in (VIOLATED, XFAIL):
@@ -100,7 +101,8 @@ def table(tests: dict[str, dict], spec_ids: list[str], unrun_note: str | None) -
     for i in sorted(per_id, key=id_key):
         d = per_id[i]
         status = next((s for s in DECIDES if d[s]), SKIPPED)
-        partial = status in (PASSED, XPASS, VIOLATED, XFAIL, INCONCLUSIVE) and bool(d[NOT_IMPLEMENTED] or d[SKIPPED])
+        partial = status in (PASSED, XPASS, VIOLATED, XFAIL, INCONCLUSIVE) and bool(d[NOT_IMPLEMENTED] or d[SKIPPED]
+                                                                                 or d[CHECKED_NOTHING])
         rows[i] = {"status": status, "partial": partial, **{k: len(v) for k, v in d.items()},
                    "violated_tests": d[VIOLATED], "inconclusive_tests": d[INCONCLUSIVE]}
     return rows
@@ -111,10 +113,10 @@ def shown_status(row: dict) -> str:
 
 
 def table_lines(rows: dict[str, dict]) -> list[str]:
-    lines = [f"{'requirement':<12} {'status':<22} passed violated inconclusive not-impl skipped"]
+    lines = [f"{'requirement':<12} {'status':<22} passed violated inconclusive not-impl checked-nothing skipped"]
     for i, r in rows.items():
         lines.append(f"{i:<12} {shown_status(r):<22} {r[PASSED]:>6} {r[VIOLATED]:>8} {r[INCONCLUSIVE]:>12} "
-                     f"{r[NOT_IMPLEMENTED]:>8} {r[SKIPPED]:>7}")
+                     f"{r[NOT_IMPLEMENTED]:>8} {r[CHECKED_NOTHING]:>15} {r[SKIPPED]:>7}")
     return lines
 
 

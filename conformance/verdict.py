@@ -10,6 +10,11 @@ The suite reports each test as one of four outcomes (docs/conformance.md):
   missed at the first timescale and held at the larger one of the re-check;
 - **not implemented**: the test needs a capability the implementation does not declare.
 
+A fifth, **checked nothing**, is for a test that ran and found nothing wrong, but whose
+condition never occurred (the receiver read the slot before the sender could have written
+it, the implementation ran no Python lines to interrupt): it says nothing either way, and
+is never counted as passed (`checked_nothing`).
+
 A failure that is only about time (`TooSlow`: a bound missed, never a wrong value, a
 wrong error or a call that ended too early) is run once more at `timing.RECHECK` times
 the bounds before it may count as a violation. `TooSlow` and `Inconclusive` derive from
@@ -29,6 +34,8 @@ ID = r"[A-Z]+(?:-[A-Z])?-\d+"
 VIOLATED_RE = re.compile(rf"\b((?:{ID})(?:, {ID})*) violated\b")
 
 PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED = "passed", "violated", "inconclusive", "not implemented"
+#: The test ran, every check held, and the condition it exists to make true never occurred.
+CHECKED_NOTHING = "checked nothing"
 #: Not an outcome about the implementation: the test could not run here (no GPU), or a
 #: program mode leaves it out.
 SKIPPED = "skipped"
@@ -58,6 +65,14 @@ class TooSlow(Undecided):
 
 class HarnessError(TooSlow):
     """A wait of the harness ran out: a bounded call did not return, a worker did not answer."""
+
+
+def checked_nothing(why: str) -> None:
+    """Ends the running test as *checked nothing*, saying why: its condition did not occur in this run, so a
+    pass would claim what nothing showed. Not a verdict: it neither fails the run nor counts as passed."""
+    import pytest
+
+    pytest.skip(f"{CHECKED_NOTHING}: {why}")
 
 
 def in_time(ok: bool, message: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance import report
-from conformance.verdict import INCONCLUSIVE, NOT_IMPLEMENTED, PASSED, SKIPPED, VIOLATED
+from conformance.verdict import CHECKED_NOTHING, INCONCLUSIVE, NOT_IMPLEMENTED, PASSED, SKIPPED, VIOLATED
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 
@@ -44,6 +44,15 @@ def test_a_requirement_with_tests_not_run_is_passed_in_part_never_plain_passed()
     assert any(line.split()[:4] == ["WIRE-7", "passed", "in", "part"] for line in report.table_lines(rows))
 
 
+def test_a_test_that_checked_nothing_never_makes_a_requirement_passed():
+    """A requirement whose only test checked nothing says so; beside a passed test it is passed in part."""
+    rows = report.table({"a": _t(CHECKED_NOTHING, "SLOT-2"), "b": _t(CHECKED_NOTHING, "ZC-1"), "c": _t(PASSED, "ZC-1")},
+                        ["SLOT-2", "ZC-1"], None)
+    assert (rows["SLOT-2"]["status"], rows["SLOT-2"]["partial"]) == (CHECKED_NOTHING, False)
+    assert rows["SLOT-2"][CHECKED_NOTHING] == 1
+    assert report.shown_status(rows["ZC-1"]) == "passed in part"
+
+
 def test_only_the_blamed_ids_of_a_violation_are_violated_and_one_role_leaves_the_rest_not_implemented():
     rows = report.table({"a": _t(VIOLATED, "ACK-1", "ACK-2", blamed=["ACK-2"]), "b": _t(INCONCLUSIVE, "SEND-1")},
                         ["ACK-1", "ACK-2", "SEND-1", "ZC-1"], "(not run for a receiver program)")
@@ -54,7 +63,7 @@ def test_only_the_blamed_ids_of_a_violation_are_violated_and_one_role_leaves_the
 
 
 def test_the_legend_defines_every_word_the_table_uses():
-    for word in (PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED, SKIPPED, "in part"):
+    for word in (PASSED, VIOLATED, INCONCLUSIVE, NOT_IMPLEMENTED, CHECKED_NOTHING, SKIPPED, "in part"):
         assert f"{word}:" in report.LEGEND or f"'{word}'" in report.LEGEND, word
 
 
