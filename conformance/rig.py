@@ -8,6 +8,7 @@ requirement it breaks ("ACK-3 violated: ...").
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 from . import timing as tm
@@ -270,6 +271,39 @@ class Rig:
                     w.result(tm.T)
                 except HarnessError:
                     pass
+
+
+def connect_here(ws, sender, receivers, what: str = "healthy receivers in this process") -> None:
+    """Connects `receivers`, made in this process, each connect() in a thread of its own, while `sender.connect()`
+    runs here: each must connect at version 0 within the bound (INIT-4). A timeout is a matter of time (TooSlow);
+    the caller closes both ends whatever happens."""
+    box: dict = {}
+    threads = [threading.Thread(target=lambda r=r: box.setdefault(r.id, r.connect(tm.T)), daemon=True)
+               for r in receivers]
+    for t in threads:
+        t.start()
+    try:
+        bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
+    except (HarnessError, ws.SyncTimeoutError) as e:
+        raise TooSlow(f"INIT-4 violated: {what} did not connect: {e}") from None
+    for t in threads:
+        t.join(tm.T + tm.SLACK)
+    in_time(not any(t.is_alive() for t in threads),
+            f"INIT-4 violated: receiver.connect() of {what} did not return within {tm.T + tm.SLACK:.0f} s")
+    assert box == {r.id: 0 for r in receivers}, f"INIT-4 violated: {what} connected with {box} (version 0 expected)"
+
+
+def pair(ws, weights, target, mode: str = "push", **sender_options):
+    """A sender of `weights` and one connected receiver in `mode` into `target` (None: its own), in this process."""
+    sender = ws.Sender(weights, 1, **sender_options)
+    receiver = ws.Receiver(sender.handle(0), target, **({} if mode == "push" else {"mode": mode}))
+    try:
+        connect_here(ws, sender, [receiver], f"a healthy {mode} receiver")
+    except BaseException:
+        receiver.close()
+        sender.close()
+        raise
+    return sender, receiver
 
 
 def expect_error(ws, cls: str, fn, *args, ids: str, what: str, limit: float | None = None, naming=None, **kwargs):

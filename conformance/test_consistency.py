@@ -11,7 +11,7 @@ from .bounds import HarnessError, bounded
 from .clauses import occurred
 from .model import describe, diff, digest
 from .probes import new_fds, open_fds
-from .rig import expect_error, waited
+from .rig import connect_here, expect_error, pair, waited
 from .verdict import Inconclusive, TooSlow, WorkerLost, checked_nothing, in_time
 
 pytestmark = pytest.mark.needs("push")
@@ -413,7 +413,6 @@ def test_a_closed_zero_copy_receiver_keeps_its_version(rigs, ws, target):
 def test_zero_copy_weights_are_handed_out_outside_autograd(ws):
     """A zero-copy receiver's module, in this process: after connect and after a send, every parameter it
     rebound to the slot has requires_grad false, so no optimizer takes the slot's bytes for trainable ones."""
-    import threading
 
     from torch import nn
 
@@ -422,15 +421,7 @@ def test_zero_copy_weights_are_handed_out_outside_autograd(ws):
     try:
         target = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
         receiver = ws.Receiver(sender.handle(0), target, zero_copy=True)
-        box = {}
-        t = threading.Thread(target=lambda: box.update(v=receiver.connect(tm.T)), daemon=True)
-        t.start()
-        try:
-            bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
-        except (HarnessError, ws.SyncTimeoutError) as e:
-            raise TooSlow(f"INIT-4 violated: a healthy zero-copy receiver's handshake did not complete: {e}") from None
-        t.join(tm.T + tm.SLACK)
-        assert box.get("v") == 0, f"INIT-4 violated: the zero-copy receiver connected with {box}"
+        connect_here(ws, sender, [receiver], "a healthy zero-copy receiver")
         for when in ("after connect", "after a send"):
             trainable = [n for n, p in target.named_parameters() if p.requires_grad]
             assert not trainable, f"ZC-3 violated: {when}, zero-copy parameters {trainable} still require grad"
@@ -540,7 +531,6 @@ def test_a_nested_reading_never_waits_even_for_a_waiting_apply(ws):
     nested block never waits), still at version 0; once A leaves both blocks the apply runs and the send returns."""
     import threading
 
-    from .test_pack import pair
 
     sender, receiver = pair(ws, basic(0), None)
     entered, go, out = threading.Event(), threading.Event(), {}
@@ -600,23 +590,11 @@ def test_a_nested_reading_never_waits_even_for_a_waiting_apply(ws):
 
 def _local(ws, weights, n: int, **sender_options):
     """A sender of `weights` and n connected push receivers without a target, all in this process."""
-    import threading
-
     sender = ws.Sender(weights, n, **sender_options)
-    receivers, box = [], {}
+    receivers = []
     try:
         receivers = [ws.Receiver(sender.handle(i)) for i in range(n)]
-        threads = [threading.Thread(target=lambda r=r: box.setdefault(r.id, r.connect(tm.T)), daemon=True)
-                   for r in receivers]
-        for t in threads:
-            t.start()
-        try:
-            bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
-        except (HarnessError, ws.SyncTimeoutError) as e:
-            raise TooSlow(f"INIT-4 violated: healthy receivers in this process did not connect: {e}") from None
-        for t in threads:
-            t.join(tm.T + tm.SLACK)
-        assert box == {i: 0 for i in range(n)}, f"INIT-4 violated: receivers connected with {box}"
+        connect_here(ws, sender, receivers, "healthy receivers in this process")
     except BaseException:
         for r in receivers:
             r.close()
@@ -795,9 +773,8 @@ def test_the_polling_thread_sees_one_version_between_polls_without_reading(ws):
     reads its weights outside any reading() block, again and again: each read is version 0, every array. After a
     poll it reads version 2 the same way, until the next poll (CONS-1: between two polls the polling thread sees
     one version; CONS-3: nothing is applied outside poll())."""
-    from .test_versions import _pull_pair
 
-    sender, receiver = _pull_pair(ws, basic(0), None)
+    sender, receiver = pair(ws, basic(0), None, mode="pull")
     try:
         futures = [sender.send_async(basic(v), timeout=tm.T) for v in (1, 2)]
         for expect, then in ((0, 3), (2, None)):

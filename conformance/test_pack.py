@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 import torch
 
 from . import timing as tm
-from .rig import expect_error
-from .verdict import TooSlow, in_time
+from .rig import expect_error, pair
+from .verdict import TooSlow
 
 pytestmark = pytest.mark.needs("pack")
 
@@ -39,23 +37,6 @@ def state(module) -> dict[str, torch.Tensor]:
 def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and torch.equal(
         a.detach().cpu().reshape(-1).view(torch.uint8), b.detach().cpu().reshape(-1).view(torch.uint8))
-
-
-def pair(ws, weights, target, **sender_options):
-    """A sender of `weights` and one connected push receiver into `target`, in this process."""
-    sender = ws.Sender(weights, 1, **sender_options)
-    receiver = ws.Receiver(sender.handle(0), target)
-    box = {}
-    t = threading.Thread(target=lambda: box.update(v=receiver.connect(tm.T)), daemon=True)
-    t.start()
-    try:
-        sender.connect(tm.T)
-    except ws.SyncTimeoutError as e:
-        raise TooSlow(f"INIT-4 violated: sender.connect of a healthy receiver timed out: {e}") from None
-    t.join(tm.T + tm.SLACK)
-    in_time("v" in box, f"INIT-4 violated: receiver.connect did not return within {tm.T + tm.SLACK:.0f} s")
-    assert box.get("v") == 0, "INIT-4 violated: the receiver did not connect at version 0"
-    return sender, receiver
 
 
 def sent(ws, sender, version: int, *args, **kwargs) -> None:

@@ -13,7 +13,7 @@ from .bounds import bounded
 from .clauses import occurred
 from .model import describe
 from .peers import ack, frame, pack
-from .rig import check_receiver_error, expect_error, waited
+from .rig import check_receiver_error, connect_here, expect_error, pair, waited
 from .verdict import HarnessError, TooSlow, in_time
 
 
@@ -361,7 +361,7 @@ def test_a_target_changed_between_applies_is_checked_again(ws, change):
     ReceiverError naming it (ACK-7: the target is checked as it is at each apply), no byte of the target's
     tensors is written and its version is None (ACK-6); once the mapping is mended, the next send reaches it."""
     from .model import describe as held
-    from .test_pack import pair, sent
+    from .test_pack import sent
 
     target = {n: torch.zeros_like(t) for n, t in basic(0).items()}
     sender, receiver = pair(ws, basic(0), target)
@@ -388,25 +388,6 @@ def test_a_target_changed_between_applies_is_checked_again(ws, change):
         receiver.close()
 
 
-def _pull_pair(ws, weights, target):
-    """A sender of `weights` and one connected pull receiver into `target` (None: its own), in this process."""
-    import threading
-
-    sender = ws.Sender(weights, 1)
-    receiver = ws.Receiver(sender.handle(0), target, mode="pull")
-    box = {}
-    t = threading.Thread(target=lambda: box.update(v=receiver.connect(tm.T)), daemon=True)
-    t.start()
-    try:
-        bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
-    except (HarnessError, ws.SyncTimeoutError) as e:
-        receiver.close()
-        sender.close()
-        raise TooSlow(f"INIT-4 violated: a healthy pull receiver's handshake did not complete: {e}") from None
-    t.join(tm.T + tm.SLACK)
-    assert box.get("v") == 0, f"INIT-4 violated: the pull receiver connected with {box}"
-    return sender, receiver
-
 
 @pytest.mark.req("ACK-4", "ACK-3", "CONS-3")
 @pytest.mark.needs("pull", "mapping")
@@ -420,7 +401,7 @@ def test_a_pull_receiver_acks_only_once_its_apply_is_complete(ws):
 
     tensors = {n: torch.zeros_like(t) for n, t in basic(0).items()}
     target = ControlledMapping(tensors)
-    sender, receiver = _pull_pair(ws, basic(0), target)
+    sender, receiver = pair(ws, basic(0), target, mode="pull")
     try:
         target.pause = 0.3  # each read of the target by the apply waits: a window, not a bound
         f = sender.send_async(basic(1), timeout=tm.T)
@@ -455,7 +436,6 @@ def test_a_zero_copy_module_that_stops_matching_has_none_of_its_tensors_rebound(
     caller gives one parameter `.data` of another shape; the next send fails with ReceiverError naming it
     (ACK-6), and none of the module's other tensors was rebound: each views the same memory as before and
     shows version 1's bytes (ACK-7: on a mismatch a zero-copy receiver rebinds none of its tensors)."""
-    import threading
 
     from torch import nn
 
@@ -469,15 +449,7 @@ def test_a_zero_copy_module_that_stops_matching_has_none_of_its_tensors_rebound(
     sender = ws.Sender(trainer, 1)
     receiver = ws.Receiver(sender.handle(0), target, zero_copy=True)
     try:
-        box = {}
-        t = threading.Thread(target=lambda: box.update(v=receiver.connect(tm.T)), daemon=True)
-        t.start()
-        try:
-            bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
-        except (HarnessError, ws.SyncTimeoutError) as e:
-            raise TooSlow(f"INIT-4 violated: a healthy zero-copy receiver's handshake did not complete: {e}") from None
-        t.join(tm.T + tm.SLACK)
-        assert box.get("v") == 0, f"INIT-4 violated: the zero-copy receiver connected with {box}"
+        connect_here(ws, sender, [receiver], "a healthy zero-copy receiver")
 
         def send(v: int) -> int:
             with torch.no_grad():
@@ -596,23 +568,11 @@ def test_the_default_slot_bound_is_two_more_than_the_receivers(ws):
     sends of versions 1 to 4 find or allocate one without waiting (SLOT-3: a send MUST NOT wait while the device
     holds fewer slots than the bound), the send of 5 finds four slots all in use, waits its timeout and fails
     with SyncTimeoutError naming both, publishing nothing (VER-2). Once they poll, the next send goes through."""
-    import threading
 
     sender = ws.Sender(basic(0), 2)
     receivers = [ws.Receiver(sender.handle(i), mode="pull") for i in range(2)]
     try:
-        box = {}
-        threads = [threading.Thread(target=lambda r=r: box.setdefault(r.id, r.connect(tm.T)), daemon=True)
-                   for r in receivers]
-        for t in threads:
-            t.start()
-        try:
-            bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
-        except (HarnessError, ws.SyncTimeoutError) as e:
-            raise TooSlow(f"INIT-4 violated: healthy pull receivers did not connect: {e}") from None
-        for t in threads:
-            t.join(tm.T + tm.SLACK)
-        assert box == {0: 0, 1: 0}, f"INIT-4 violated: the pull receivers connected with {box}"
+        connect_here(ws, sender, receivers, "healthy pull receivers")
         for v in range(1, 5):
             try:
                 f = bounded(sender.send_async, basic(v), timeout=tm.SHORT, limit=tm.SHORT + tm.SLACK,
