@@ -273,6 +273,26 @@ class Rig:
                     pass
 
 
+class Background:
+    """`fn()` in a daemon thread of its own: `outcome` is ("ok", value) or ("err", exception) once it
+    returned, None until then; `join(seconds)` waits at most that long and gives the outcome."""
+
+    def __init__(self, fn, name: str = "conformance-background"):
+        self.outcome: tuple | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self, fn) -> None:
+        try:
+            self.outcome = ("ok", fn())
+        except Exception as e:  # noqa: BLE001 - the test judges it
+            self.outcome = ("err", e)
+
+    def join(self, seconds: float) -> tuple | None:
+        self._thread.join(seconds)
+        return self.outcome
+
+
 def connect_here(ws, sender, receivers, what: str = "healthy receivers in this process") -> None:
     """Connects `receivers`, made in this process, each connect() in a thread of its own, while `sender.connect()`
     runs here: each must connect at version 0 within the bound (INIT-4). A timeout is a matter of time (TooSlow);

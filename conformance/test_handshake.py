@@ -19,7 +19,7 @@ from . import timing as tm
 from .bounds import HarnessError, bounded
 from .model import describe
 from .names import lacking
-from .rig import expect_error, expect_remote_error, spec_of, waited
+from .rig import Background, expect_error, expect_remote_error, spec_of, waited
 from .verdict import TooSlow, in_time
 
 
@@ -539,25 +539,17 @@ def test_a_ready_error_in_another_major_version_is_a_refusal_the_sender_names(ws
 
     sender = ws.Sender(basic(0), 2)
     peer = None
-    box: dict = {}
     try:
         peer = ScriptedReceiver(sender.handle(0), 0)
-
-        def run():
-            try:
-                box["tx"] = ("ok", sender.connect(4 * (tm.REACTION + tm.SLACK), workers=[0]))
-            except Exception as e:  # noqa: BLE001 - judged below
-                box["tx"] = ("err", e)
-
-        t = threading.Thread(target=run, name="conformance-sender-connect", daemon=True)
-        t.start()
+        connecting = Background(lambda: sender.connect(4 * (tm.REACTION + tm.SLACK), workers=[0]),
+                                "conformance-sender-connect")
         peer.handshake(answer=False, bound=tm.T)
         detail = "this receiver speaks protocol 2.0, not 1.x"
         peer.send({**ready(0, None, "error", detail), "protocol": "2.0"})
-        t.join(tm.REACTION + tm.SLACK)
-        in_time("tx" in box, f"INIT-2, INIT-5 violated: sender.connect() had not returned {tm.REACTION + tm.SLACK:g} s "
-                             "after receiver 0 answered Ready(error) in protocol 2.0")
-        status, e = box["tx"]
+        outcome = connecting.join(tm.REACTION + tm.SLACK)
+        in_time(outcome is not None, f"INIT-2, INIT-5 violated: sender.connect() had not returned "
+                                     f"{tm.REACTION + tm.SLACK:g} s after receiver 0 answered Ready(error) in protocol 2.0")
+        status, e = outcome
         assert status == "err" and isinstance(e, ws.ReceiverError), (
             f"INIT-2 violated: sender.connect() with receiver 0 refusing in protocol 2.0 gave {e!r}, not ReceiverError")
         assert e.workers == [0] and e.causes == {0: "error"}, (
@@ -673,21 +665,12 @@ def test_connect_again_waits_for_the_rest_and_leaves_a_live_one_and_a_new_handle
     try:
         peer = ScriptedReceiver(sender.handle(0), 0)
         rx1 = ws.Receiver(sender.handle(1), mode="push")
-        box: dict = {}
-
-        def first():
-            try:
-                box["tx"] = ("ok", sender.connect(4 * (tm.REACTION + tm.SLACK)))
-            except Exception as e:  # noqa: BLE001 - judged below
-                box["tx"] = ("err", e)
-
-        t = threading.Thread(target=first, name="conformance-sender-connect", daemon=True)
-        t.start()
+        connecting = Background(lambda: sender.connect(4 * (tm.REACTION + tm.SLACK)), "conformance-sender-connect")
         peer.handshake(answer=False, bound=tm.T)
         peer.send(ready(0, None, "error", "this receiver refuses"))
-        t.join(tm.REACTION + tm.SLACK)
-        in_time("tx" in box, "INIT-5 violated: connect() did not end after receiver 0 refused its Init")
-        status, e = box["tx"]
+        outcome = connecting.join(tm.REACTION + tm.SLACK)
+        in_time(outcome is not None, "INIT-5 violated: connect() did not end after receiver 0 refused its Init")
+        status, e = outcome
         assert status == "err" and isinstance(e, ws.ReceiverError) and e.workers == [0], (
             f"INIT-5 violated: connect() with receiver 0 refusing gave {e!r}, not ReceiverError naming 0")
         got: dict = {}

@@ -13,7 +13,7 @@ from . import timing as tm
 from .bounds import HarnessError, bounded
 from .model import describe, digest
 from .probes import new_fds, new_threads, open_fds, shm_segments
-from .rig import Rig, expect_error, expect_remote_error, expect_remote_ok, spec_of, waited
+from .rig import Background, Rig, expect_error, expect_remote_error, expect_remote_ok, spec_of, waited
 from .verdict import TooSlow, checked_nothing, in_time
 
 pytestmark = pytest.mark.needs("push")
@@ -698,10 +698,9 @@ def test_a_receiver_between_init_and_ready_gets_stop_from_close_and_drop(ws, how
 
     sender = ws.Sender(basic(0), 2)
     peer = None
-    box: dict = {}
     try:
         peer = ScriptedReceiver(sender.handle(0), 0)
-        t = None
+        connecting = None
         if how == "close":
             expect_error(ws, "SyncTimeoutError", lambda: sender.connect(tm.TIMED, workers=[0]), ids="INIT-5",
                          what="sender.connect with a receiver that takes its Init and stays silent", naming=[0],
@@ -709,14 +708,8 @@ def test_a_receiver_between_init_and_ready_gets_stop_from_close_and_drop(ws, how
             peer.expect("Init", tm.T)
             bounded(sender.close, limit=tm.REACTION + tm.SLACK, what="sender.close()")
         else:
-            def run():
-                try:
-                    box["tx"] = ("ok", sender.connect(4 * (tm.REACTION + tm.SLACK), workers=[0]))
-                except Exception as e:  # noqa: BLE001 - judged below
-                    box["tx"] = ("err", e)
-
-            t = threading.Thread(target=run, name="conformance-sender-connect", daemon=True)
-            t.start()
+            connecting = Background(lambda: sender.connect(4 * (tm.REACTION + tm.SLACK), workers=[0]),
+                                    "conformance-sender-connect")
             peer.expect("Init", tm.T)  # connect() has sent Init and now waits for Ready
             bounded(sender.drop, 0, tm.T, limit=tm.T + tm.SLACK, what="drop(0) of a connecting receiver")
         ids = "LIFE-4" if how == "close" else "API-9"
@@ -730,10 +723,10 @@ def test_a_receiver_between_init_and_ready_gets_stop_from_close_and_drop(ws, how
         assert msg is not None and msg.get("type") == "Stop", (
             f"{ids} violated: after {how}() a receiver between Init and Ready got {msg} before its channel ended, "
             "not Stop")
-        if t is not None:
-            t.join(tm.REACTION + tm.SLACK)
-            in_time("tx" in box, "API-9 violated: the connect waiting on receiver 0 did not end after drop(0)")
-            status, e = box["tx"]
+        if connecting is not None:
+            outcome = connecting.join(tm.REACTION + tm.SLACK)
+            in_time(outcome is not None, "API-9 violated: the connect waiting on receiver 0 did not end after drop(0)")
+            status, e = outcome
             assert status == "err" and isinstance(e, ws.ReceiverDiedError) and e.workers == [0], (
                 f"API-9 violated: the connect waiting on receiver 0 ended with {e!r} after drop(0), not "
                 "ReceiverDiedError naming 0")
