@@ -792,6 +792,7 @@ def test_weights_at_the_wire_bounds_are_carried_and_past_them_refused_by_name(ws
 
 
 @pytest.mark.req("RDV-5", "SM-S-5")
+@pytest.mark.needs("wire")  # the handle given out goes to a scripted receiver, which speaks the wire on it
 def test_a_join_closes_the_handle_given_out_for_its_id(ws, rigs, closing):
     """handle(1) is given out (here, to a scripted receiver that never answers), then a process joins with url(1):
     the join takes receiver 1's place, as a new handle does, and the channel of the handle given out is closed
