@@ -298,8 +298,8 @@ def connect_here(ws, sender, receivers, what: str = "healthy receivers in this p
     runs here: each must connect at version 0 within the bound (INIT-4). A timeout is a matter of time (TooSlow);
     the caller closes both ends whatever happens."""
     box: dict = {}
-    threads = [threading.Thread(target=lambda r=r: box.setdefault(r.id, r.connect(tm.T)), daemon=True)
-               for r in receivers]
+    threads = [threading.Thread(target=lambda k=k, r=r: box.setdefault(k, r.connect(tm.T)), daemon=True)
+               for k, r in enumerate(receivers)]  # by position: `id` is not a name the binding requires
     for t in threads:
         t.start()
     try:
@@ -310,7 +310,8 @@ def connect_here(ws, sender, receivers, what: str = "healthy receivers in this p
         t.join(tm.T + tm.SLACK)
     in_time(not any(t.is_alive() for t in threads),
             f"INIT-4 violated: receiver.connect() of {what} did not return within {tm.T + tm.SLACK:.0f} s")
-    assert box == {r.id: 0 for r in receivers}, f"INIT-4 violated: {what} connected with {box} (version 0 expected)"
+    assert box == dict.fromkeys(range(len(receivers)), 0), (
+        f"INIT-4 violated: {what} connected with {box} (version 0 expected; by position in the list)")
 
 
 def pair(ws, weights, target, mode: str = "push", **sender_options):
