@@ -755,9 +755,8 @@ def pytest_runtest_makereport(item, call):
         rep.conformance = {"outcome": XPASS, "blamed": [], "reason": "listed in --xfails-file, and passed"}
         rep.wasxfail = "listed in --xfails-file"
     elif rep.skipped and f"{CHECKED_NOTHING}: " in _skip_reason(rep):  # verdict.checked_nothing
-        reason = _skip_reason(rep)
         rep.conformance = {"outcome": CHECKED_NOTHING, "blamed": [],
-                           "reason": reason[reason.index(f"{CHECKED_NOTHING}: ") + len(CHECKED_NOTHING) + 2:]}
+                           "reason": _skip_reason(rep).partition(f"{CHECKED_NOTHING}: ")[2]}
     elif rep.skipped:
         # A capability not declared, or (program mode) a part of the binding a program does not have.
         missing = item.stash.get(_LACKS, []) or _program(item.config) or \

@@ -293,10 +293,13 @@ class Background:
         return self.outcome
 
 
-def connect_here(ws, sender, receivers, what: str = "healthy receivers in this process") -> None:
+def connect_here(ws, sender, receivers, what: str = "healthy receivers in this process", *,
+                 refusal: str | None = None) -> None:
     """Connects `receivers`, made in this process, each connect() in a thread of its own, while `sender.connect()`
     runs here: each must connect at version 0 within the bound (INIT-4). A timeout is a matter of time (TooSlow);
-    the caller closes both ends whatever happens."""
+    the caller closes both ends whatever happens. `refusal` names the requirement a refused handshake breaks
+    (sender.connect raising a WeightSyncError, or a receiver connecting otherwise), when the test asked for a
+    handshake that requirement says must succeed."""
     box: dict = {}
     threads = [threading.Thread(target=lambda k=k, r=r: box.setdefault(k, r.connect(tm.T)), daemon=True)
                for k, r in enumerate(receivers)]  # by position: `id` is not a name the binding requires
@@ -306,12 +309,16 @@ def connect_here(ws, sender, receivers, what: str = "healthy receivers in this p
         bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
     except (HarnessError, ws.SyncTimeoutError) as e:
         raise TooSlow(f"INIT-4 violated: {what} did not connect: {e}") from None
+    except ws.WeightSyncError as e:
+        if refusal is None:
+            raise
+        raise AssertionError(f"{refusal} violated: {what} failed the handshake: {type(e).__name__}: {e}") from None
     for t in threads:
         t.join(tm.T + tm.SLACK)
     in_time(not any(t.is_alive() for t in threads),
             f"INIT-4 violated: receiver.connect() of {what} did not return within {tm.T + tm.SLACK:.0f} s")
     assert box == dict.fromkeys(range(len(receivers)), 0), (
-        f"INIT-4 violated: {what} connected with {box} (version 0 expected; by position in the list)")
+        f"{refusal or 'INIT-4'} violated: {what} connected with {box} (version 0 expected; by position in the list)")
 
 
 def pair(ws, weights, target, mode: str = "push", **sender_options):

@@ -413,7 +413,6 @@ def test_a_closed_zero_copy_receiver_keeps_its_version(rigs, ws, target):
 def test_zero_copy_weights_are_handed_out_outside_autograd(ws):
     """A zero-copy receiver's module, in this process: after connect and after a send, every parameter it
     rebound to the slot has requires_grad false, so no optimizer takes the slot's bytes for trainable ones."""
-
     from torch import nn
 
     model = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
@@ -463,22 +462,9 @@ def test_cast_slots_give_each_receiver_the_rounded_weights_it_asked_for(ws, dtyp
         receivers = [ws.Receiver(sender.handle(0), targets[0]),
                      ws.Receiver(sender.handle(1), targets[1], zero_copy=zero_copy),
                      ws.Receiver(sender.handle(2), targets[2])]
-        box: dict = {}
-        threads = [threading.Thread(target=lambda r=r: box.setdefault(r.id, r.connect(tm.T)), daemon=True)
-                   for r in receivers]
-        for t in threads:
-            t.start()
-        try:
-            bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
-        except (HarnessError, ws.SyncTimeoutError) as e:
-            raise TooSlow(f"INIT-4 violated: healthy receivers of cast slots did not connect: {e}") from None
-        except ws.WeightSyncError as e:  # targets of the dtype asked for: a refusal is the cast's fault
-            raise AssertionError(f"LAYOUT-3 violated: receivers whose targets have the dtype asked for by dtypes= "
-                                 f"failed the handshake: {type(e).__name__}: {e}") from None
-        for t in threads:
-            t.join(tm.T + tm.SLACK)
-        assert box == {0: 0, 1: 0, 2: 0}, (f"LAYOUT-3 violated: receivers of slots cast as asked connected with "
-                                           f"{box} (a target of the asked dtype refused?)")
+        # Targets of the dtype asked for: a refusal is the cast's fault.
+        connect_here(ws, sender, receivers, "receivers whose targets have the dtype asked for by dtypes=",
+                     refusal="LAYOUT-3")
         gen = torch.Generator().manual_seed(7)
         for v in range(1, 4):
             with torch.no_grad():
@@ -530,7 +516,6 @@ def test_a_nested_reading_never_waits_even_for_a_waiting_apply(ws):
     blocks back). A then opens a nested reading(): it must enter without waiting (CONS-2: reading() nests, a
     nested block never waits), still at version 0; once A leaves both blocks the apply runs and the send returns."""
     import threading
-
 
     sender, receiver = pair(ws, basic(0), None)
     entered, go, out = threading.Event(), threading.Event(), {}
