@@ -16,6 +16,7 @@ import select
 import socket
 import struct
 import sys
+import threading
 import time
 
 import msgpack
@@ -129,16 +130,18 @@ class WireSocket:
         self._fds: list[int] = []
         self.frames_in: list[bytes] = []  # every payload received, for WIRE-5 checks
         self.chunk = 1 << 16  # bytes taken per read: a slow reader takes few at a time
+        self._wlock = threading.Lock()  # a thread sending Heartbeats beside the test's own frames: whole frames
 
     @classmethod
     def from_fd(cls, fd: int, max_in: int) -> WireSocket:
         return cls(socket.socket(fileno=os.dup(fd)), max_in)
 
     def send_raw(self, data: bytes, fds=()) -> None:
-        if fds:
-            self.sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
-        else:
-            self.sock.sendall(data)
+        with self._wlock:
+            if fds:
+                self.sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+            else:
+                self.sock.sendall(data)
 
     def send(self, msg: dict, fds=()) -> None:
         self.send_raw(frame(pack(msg)), fds)
@@ -240,7 +243,8 @@ class ScriptedReceiver(WireSocket):
     """Plays receiver `rid` on the channel of `handle` (spec 10.1: handle.fileno())."""
 
     def __init__(self, handle, rid: int):
-        super().__init__(socket.socket(fileno=os.dup(handle.fileno())), MAX_TO_SENDER)
+        # It reads what a sender writes: frames up to WIRE-2's bound for the receiver's direction.
+        super().__init__(socket.socket(fileno=os.dup(handle.fileno())), MAX_TO_RECEIVER)
         self.rid = rid
         self.init: dict | None = None
         self.slot_fds: dict[int, int] = {}
@@ -369,17 +373,25 @@ class Joiner(ScriptedReceiver):
 class ScriptedSender:
     """The trainer's side, by hand: listens on an abstract name, runs the join, writes slots and frames.
 
-    Slots are sealed memfds written here and passed read-only, as SEC-4 says a sender must.
+    Slots are sealed memfds written here and passed read-only, as SEC-4 says a sender must. With `tcp`, it
+    listens on tcp://127.0.0.1 instead (section 15): a frame then carries no handle, and each session's versions
+    travel over a `DataPlane` of the suite's own.
     """
 
     _count = 0
 
-    def __init__(self, welcome: str = "good", protocol: str = "1.1", hello_size: int | None = None):
+    def __init__(self, welcome: str = "good", protocol: str = "1.1", hello_size: int | None = None,
+                 tcp: bool = False):
         ScriptedSender._count += 1
         self.name = f"conformance-{os.getpid()}-{ScriptedSender._count}"
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind("\0" + self.name)
-        self.sock.listen(8)
+        if tcp:
+            self.sock = socket.create_server(("127.0.0.1", 0))
+            self.address = f"tcp://127.0.0.1:{self.sock.getsockname()[1]}"
+        else:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.bind("\0" + self.name)
+            self.sock.listen(8)
+            self.address = f"unix:@{self.name}"
         self.master = os.urandom(32)
         self.welcome = welcome
         self.protocol = protocol
@@ -394,7 +406,7 @@ class ScriptedSender:
         return hmac.new(self.master, b"weightsync receiver %d" % rid, hashlib.sha256).digest()
 
     def url(self, rid: int) -> str:
-        return f"unix:@{self.name}?receiver={rid}&secret={self.secret(rid).hex()}"
+        return f"{self.address}?receiver={rid}&secret={self.secret(rid).hex()}"
 
     def accept(self, bound: float | None = None, drop: str | None = None,
                instead: tuple[str, dict] | None = None) -> WireSocket | None:
@@ -480,6 +492,72 @@ class ScriptedSender:
             for fd in fds:
                 os.close(fd)
         self.buffers = {}
+
+
+class DataPlane:
+    """Rank 0 of one receiver incarnation's data plane, played by the suite (NET-2, written from section 15): a
+    TCPStore of its own (NET-6), a fresh prefix (NET-1), and a two-rank gloo group built once the receiver set
+    `joined` under the prefix. `plane` is Init's `data_plane`; `store` in it may name another address (a relay
+    that watches the store's traffic). Every wait is bounded: gloo's own by the suite's bound."""
+
+    def __init__(self, nbytes: int, timeout_ms: int = 60_000, lease_ms: int = 60_000, store: str | None = None):
+        import datetime
+
+        import torch.distributed as dist
+
+        self.dist = dist
+        self.timeout = datetime.timedelta(seconds=tm.T)
+        self.server = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, timeout=self.timeout)
+        self.port = self.server.port
+        self.prefix = os.urandom(16).hex()
+        self.nbytes = nbytes
+        self.group = None
+        self.plane = {"backend": "gloo", "store": store or f"127.0.0.1:{self.port}", "prefix": self.prefix,
+                      "nbytes": nbytes, "timeout_ms": timeout_ms, "lease_ms": lease_ms}
+
+    def build(self, bound: float | None = None, channel: socket.socket | None = None) -> None:
+        """Waits for the receiver's `joined` key, looking without blocking on the store, then builds rank 0 over a
+        store connection of its own. HarnessError when no `joined` came within `bound`; PeerClosed as soon as the
+        receiver closed `channel` (its end of file is looked for without taking a byte)."""
+        dist = self.dist
+        bound = tm.T if bound is None else bound
+        client = dist.TCPStore("127.0.0.1", self.port, is_master=False, wait_for_workers=False, timeout=self.timeout)
+        keys = dist.PrefixStore(self.prefix, client)
+        end = time.monotonic() + bound
+        while not keys.check(["joined"]):
+            if channel is not None and readable(channel, 0):
+                try:
+                    ended = channel.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+                except BlockingIOError:
+                    ended = False
+                except OSError:
+                    ended = True
+                if ended:
+                    raise PeerClosed("the receiver closed its channel before it set `joined`")
+            if time.monotonic() > end:
+                raise HarnessError(f"the receiver set no `joined` key within {bound:.1f} s")
+            time.sleep(0.01)
+        opts = dist.ProcessGroupGloo._Options()
+        opts._devices = [dist.ProcessGroupGloo.create_device(hostname="127.0.0.1")]
+        opts._timeout = self.timeout
+        self.group = dist.ProcessGroupGloo(keys, 0, 2, opts)
+
+    def send(self, data: bytes) -> None:
+        """One transfer: `data` padded to `nbytes`, as on a Unix slot (WIRE-8); bounded by gloo's timeout."""
+        import torch
+
+        buf = torch.zeros(self.nbytes, dtype=torch.uint8)
+        if data:
+            buf[: len(data)] = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+        self.group.send([buf], 1, 0).wait()
+
+    def drop(self) -> None:
+        """Ends rank 0: its connection closes, so a receive the receiver posted fails (NET-3)."""
+        self.group = None
+
+    def close(self) -> None:
+        self.group = None
+        self.server = None  # the store's server ends with its last reference
 
 
 def layout(arrays: list[tuple[str, str, tuple, bytes]], gap: int = 0) -> tuple[list[dict], bytes, int]:

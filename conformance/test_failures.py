@@ -640,3 +640,86 @@ def test_the_collecting_ends_once_every_target_answered(ws, closing):
                 "target has answered, not after the 1 s window")
     finally:
         sender.close()
+
+
+#: Frames a scripted sender sends a live push receiver that break the protocol: (the frame, the requirement it breaks
+#: first, then SM-R-7 where that rule of sections 3 and 5 is broken through it; the message type the event must name,
+#: or None where the type is one no table defines).
+BROKEN_WHILE_LIVE = {
+    "a second Init": (lambda manifest: {"type": "Init", "protocol": "1.1", "receiver": 0, "manifest": manifest,
+                                        "slots": [], "version": 4, "slot": 0, "byteorder": __import__("sys").byteorder,
+                                        "capabilities": [], "data_plane": None}, ("SM-R-7",), "Init"),
+    "a Receive of a version below the Init's": (
+        lambda manifest: {"type": "Receive", "version": 2, "slot": 0, "new_slots": []}, ("VER-3", "SM-R-7"), "Receive"),
+    "a message of a type no table defines": (
+        lambda manifest: {"type": "Rewind", "version": 4, "slot": 0}, ("MSG-3", "SM-R-7"), None),
+}
+
+
+@pytest.mark.req("SM-R-7", "SM-R-8", "API-3", "API-4")
+@pytest.mark.needs("rendezvous", "wire")
+@pytest.mark.parametrize("bad", sorted(BROKEN_WHILE_LIVE))
+def test_a_push_receivers_failure_names_the_state_the_event_and_the_requirement(ws, bad):
+    """The binding's push Receiver, in this process, joins a scripted sender and is live at version 3; the sender
+    then breaks the protocol (a second Init, a Receive of version 2, a message of an unknown type). With no call
+    under way, the receiver stops (stopped is true) and keeps the error in receiver.failure: a RemoteProtocolError
+    whose .state is the receiver's state (live), whose .event names what came, and whose .requirement is the ID it
+    broke (SM-R-7, API-4)."""
+    from .peers import ScriptedSender, init, layout, slotinfo
+
+    make, rule, kind = BROKEN_WHILE_LIVE[bad]
+    listener = ScriptedSender()
+    receiver = ws.Receiver(listener.url(0))
+    session = None
+    try:
+        box: dict = {}
+        t = threading.Thread(target=lambda: box.setdefault("v", _outcome(receiver.connect, tm.T)), daemon=True)
+        t.start()
+        try:
+            session = listener.accept(tm.BOUND)
+        except HarnessError as e:
+            raise TooSlow(f"RDV-6 violated: the receiver did not join the scripted sender: {e}") from None
+        assert session is not None, "the scripted sender's join ended"
+        manifest, data, nbytes = layout([("w", "float32", (4,), bytes(range(16)))])
+        session.send(init(0, manifest, [slotinfo(0, nbytes)], 3, 0), fds=[listener.slot(0, data, nbytes)])
+        try:
+            answer = session.recv_past_heartbeats(tm.T)[0]
+        except HarnessError as e:
+            raise TooSlow(f"INIT-4 violated: no answer to a matching Init: {e}") from None
+        assert answer.get("type") == "Ready" and answer.get("status") == "ok", f"INIT-4 violated: Init answered {answer}"
+        t.join(tm.T + tm.SLACK)
+        in_time(not t.is_alive(), "INIT-4 violated: connect() did not return once Ready went out")
+        assert box.get("v") == ("ok", 3), f"INIT-4 violated: connect() gave {box.get('v')}, not version 3"
+        assert receiver.failure is None and not receiver.stopped, (
+            f"API-3 violated: a live receiver says stopped={receiver.stopped}, failure={receiver.failure!r}")
+        session.send(make(manifest))
+        deadline = time.monotonic() + tm.REACTION + tm.SLACK
+        while not receiver.stopped and time.monotonic() < deadline:
+            time.sleep(0.02)
+        in_time(receiver.stopped, f"SM-R-7 violated: {tm.REACTION + tm.SLACK:.0f} s after {bad}, receiver.stopped is "
+                                  "not true")
+        failure = receiver.failure
+        assert isinstance(failure, ws.RemoteProtocolError), (
+            f"SM-R-7 violated: after {bad}, receiver.failure is {failure!r}, not a RemoteProtocolError")
+        state, event, requirement = (getattr(failure, k, None) for k in ("state", "event", "requirement"))
+        assert state == "live", f"SM-R-7 violated: after {bad}, receiver.failure.state is {state!r}, not 'live'"
+        assert isinstance(event, str) and event.strip(), (
+            f"SM-R-7 violated: after {bad}, receiver.failure.event is {event!r}: it names no event")
+        if kind is not None:
+            assert kind in event, f"SM-R-7 violated: after {bad}, receiver.failure.event is {event!r}; it names no {kind}"
+        assert requirement in rule, (
+            f"SM-R-7 violated: after {bad}, receiver.failure.requirement is {requirement!r}, not {' or '.join(rule)}, "
+            "the requirement it broke")
+        in_time(session.closed_by_peer(tm.SLACK), f"SM-R-7 violated: after {bad} the receiver kept its channel open")
+    finally:
+        if session is not None:
+            session.close()
+        receiver.close()
+        listener.close()
+
+
+def _outcome(fn, *args):
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001 - judged by the test
+        return ("err", e)

@@ -879,3 +879,116 @@ def test_receiver_close_during_an_apply_waits_for_it_and_starts_no_other(ws):
         target.release.set()
         receiver.close()
         sender.close()
+
+
+def _numbers(text: str) -> set[int]:
+    import re
+
+    return {int(n) for n in re.findall(r"(?<![\w.-])\d+(?![\w.])", text)}
+
+
+@pytest.mark.req("LIFE-8", "SEND-5")
+@pytest.mark.needs("pull")
+def test_close_names_in_its_closed_error_only_the_targets_that_had_not_answered(ws):
+    """A sender of 13 receivers, of which 11 and 12 (pull, in this process) are connected; version 1 is sent to both,
+    receiver 11 polls it (its Ack goes out), receiver 12 never polls. close() settles the send: wait() raises
+    ClosedError naming receiver 12, the target that had not answered, and not receiver 11, which had (LIFE-8).
+    Ids of two digits, so that no version number or count in the text passes for one."""
+    sender = ws.Sender(basic(0), 13)
+    receivers = {i: ws.Receiver(sender.handle(i), mode="pull") for i in (11, 12)}
+    try:
+        outs = {i: Background(lambda r=r: r.connect(tm.T), name=f"conformance-connect-{i}") for i, r in receivers.items()}
+        try:
+            bounded(sender.connect, tm.T, workers=[11, 12], limit=tm.T + tm.SLACK, what="connect(workers=[11, 12])")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"INIT-4 violated: healthy pull receivers 11 and 12 did not connect: {e}") from None
+        for i, b in outs.items():
+            out = b.join(tm.T + tm.SLACK)
+            in_time(out is not None, f"INIT-4 violated: receiver {i}'s connect() did not return")
+            assert out == ("ok", 0), f"INIT-4 violated: receiver {i}'s connect() gave {out}"
+        f = sender.send_async(basic(1), workers=[11, 12], timeout=tm.T)
+        try:
+            got = bounded(receivers[11].poll, tm.T, limit=tm.T + tm.SLACK, what="receiver 11's poll()")
+        except HarnessError as e:
+            raise TooSlow(f"API-3 violated: {e}") from None
+        in_time(got is not None, f"ACK-1 violated: receiver 11's poll({tm.T:.0f}) found nothing; version 1 was sent")
+        assert got == f.version, f"ACK-1 violated: receiver 11's poll() applied {got}, not {f.version}"
+        bounded(sender.close, limit=tm.REACTION + tm.SLACK, what="sender.close() with a send pending on receiver 12")
+        assert f.done(), "LIFE-8 violated: after close() done() is false for a send receiver 12 never answered"
+        e = expect_error(ws, "ClosedError", f.wait, 0, ids="LIFE-8", limit=tm.SLACK,
+                         what="wait() of a send answered by receiver 11 and not by receiver 12 before close()")
+        workers = getattr(e, "workers", None)
+        if workers is not None:  # a binding that carries the targets as data: exactly the unanswered one
+            assert list(workers) == [12], f"LIFE-8 violated: the ClosedError's .workers is {workers}, not [12]"
+        named = _numbers(str(e))
+        assert 12 in named, (f"LIFE-8 violated: the ClosedError does not name receiver 12, the target that had not "
+                             f"answered: {e}")
+        assert 11 not in named, (f"LIFE-8 violated: the ClosedError names receiver 11, which had answered before "
+                                 f"close(): {e}")
+    finally:
+        for r in receivers.values():
+            r.close()
+        sender.close()
+
+
+def _slot_mappings() -> list[tuple[str, str, str]]:
+    """(address range, permissions, inode) of each shared memory (memfd, /dev/shm) mapping of this process."""
+    out = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if "/memfd:" in line or "/dev/shm/" in line:
+                parts = line.split()
+                out.append((parts[0], parts[1], parts[4]))
+    return out
+
+
+@pytest.mark.req("LIFE-5", "ZC-3", "LIFE-6")
+@pytest.mark.needs("zero_copy", "mapping")
+def test_a_closed_zero_copy_receivers_mappings_go_with_its_last_tensor(ws):
+    """A zero-copy receiver in this process; its read-only mappings are the shared mappings that appear once it
+    connected and are not writable (the sender writes through its own). The caller keeps the weights of version 0
+    and of version 1 (tensors that view the slots), closes the receiver, then the sender: every kept tensor still
+    reads its version's bytes (LIFE-5: what zero-copy weights view stays mapped while they live). Once the last
+    tensor, the receiver and its weights are dropped, none of the receiver's mappings is left (LIFE-5: released then)."""
+    import os
+
+    if not os.path.exists("/proc/self/maps"):
+        checked_nothing("no /proc/self/maps on this system to count mappings in")
+    sender = ws.Sender(basic(0), 1)
+    receiver = None
+    try:
+        before = set(_slot_mappings())
+        receiver = ws.Receiver(sender.handle(0), zero_copy=True)
+        from .rig import connect_here
+
+        connect_here(ws, sender, [receiver], "a healthy zero-copy receiver")
+        kept0 = dict(receiver.weights)
+        try:
+            bounded(sender.send, basic(1), timeout=tm.T, limit=tm.T + tm.SLACK, what="send of 1")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"SEND-1 violated: a send to a healthy zero-copy receiver did not complete: {e}") from None
+        kept1 = dict(receiver.weights)
+        mine = {m for m in set(_slot_mappings()) - before if "w" not in m[1]}
+        if not mine:
+            checked_nothing("the zero-copy receiver made no read-only shared mapping to count")
+        inodes = {m[2] for m in mine}
+        receiver.close()
+        bounded(sender.close, limit=tm.REACTION + tm.SLACK, what="sender.close()")
+        for v, kept in ((0, kept0), (1, kept1)):
+            want = describe(basic(v))
+            got = describe({n: t.clone() for n, t in kept.items()})
+            assert got == want, (f"LIFE-5 violated: tensors of version {v} a closed zero-copy receiver handed out read "
+                                 "other bytes once it and its sender closed")
+        left_held = [m for m in _slot_mappings() if m[2] in inodes and "w" not in m[1]]
+        del kept0, kept1, kept, got, want
+        receiver = None
+        for _ in range(3):
+            gc.collect()
+        left = [m for m in _slot_mappings() if m[2] in inodes and "w" not in m[1] and m not in before]
+        assert not left, (f"LIFE-5 violated: {len(left)} of the closed zero-copy receiver's mappings are still there "
+                          f"once its last tensor, the receiver and its weights were dropped (while they lived: "
+                          f"{len(left_held)}; at most: {len(mine)}): {left}")
+    finally:
+        if receiver is not None:
+            receiver.close()
+        sender.close()

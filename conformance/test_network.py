@@ -9,6 +9,7 @@ when it needs one, run in a worker process (`_Rank`).
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import threading
@@ -22,7 +23,7 @@ from . import timing as tm
 from .bounds import HarnessError, bounded
 from .clauses import occurred
 from .model import describe
-from .peers import HEARTBEAT, LENGTH, Joiner, ack, ready
+from .peers import HEARTBEAT, LENGTH, DataPlane, Joiner, PeerClosed, ScriptedSender, ack, init, layout, ready
 from .pool import RemoteFailure
 from .probes import new_threads
 from .rig import expect_error, waited
@@ -674,3 +675,507 @@ def test_each_incarnation_gets_a_fresh_prefix_and_a_group_of_its_own(ws, rigs, c
         waited(f, "NET-2")
     finally:
         stop.set()
+
+
+# ---- the binding's Receiver against the suite's scripted sender over TCP (peers.ScriptedSender(tcp=True)) ----
+
+
+def _arrays(seed: int) -> list[tuple[str, str, tuple, bytes]]:
+    """(name, dtype, shape, raw bytes) of one version the scripted sender publishes: arbitrary bytes."""
+    rnd = random.Random(seed)
+    return [("w", "float32", (4, 8), rnd.randbytes(128)), ("b", "int64", (5,), rnd.randbytes(40)),
+            ("h", "float16", (3,), rnd.randbytes(6))]
+
+
+class _TcpSession:
+    """The scripted sender's side of one receiver over TCP: the channel (`ch`, a WireSocket), rank 0 of the
+    data plane (`plane`, a peers.DataPlane), and the binding's Receiver joined by URL in `worker` (its
+    connect() running there until `connected()`)."""
+
+    def __init__(self, pool, closing, *, mode: str = "push", lease_ms: int = 60_000, timeout_ms: int = 60_000,
+                 store: str | None = None, before_init=None, ids: str = "INIT-4"):
+        self.sender = ScriptedSender(tcp=True)
+        closing(self.sender)
+        self.worker = pool.get(1)[0]
+        self.worker.call("open", self.sender.url(0), mode, False, None)
+        self.worker.submit("connect", tm.T)
+        self.ch = self.sender.accept(tm.T)
+        closing(self.ch)
+        self.manifest, data, nbytes = layout(_arrays(0))
+        self.plane = DataPlane(nbytes, timeout_ms=timeout_ms, lease_ms=lease_ms, store=store)
+        closing(self.plane)
+        if before_init is not None:
+            before_init(self)
+        msg = {**init(0, self.manifest, [], 0, 0), "capabilities": ["network"], "data_plane": self.plane.plane}
+        self.ch.send(msg)
+        try:
+            self.plane.build(channel=self.ch.sock)  # the receiver set `joined`: rank 0 meets its rank 1 (NET-2)
+        except PeerClosed:  # `ids`: what a receiver that gave up on this handshake broke
+            status, value = self.worker.result(tm.T + tm.SLACK)
+            raise AssertionError(f"{ids} violated: the receiver closed its channel before it built its side of the "
+                                 f"data plane; its connect() {'returned' if status == 'ok' else 'raised'} {value}"
+                                 ) from None
+        self.plane.send(data)  # the transfer of Init's version
+        self.stop = threading.Event()
+
+    def ready(self) -> dict:
+        """The receiver's Ready (past its Heartbeats), and its connect()'s return."""
+        try:
+            msg, _ = self.ch.recv_past_heartbeats(tm.T)
+        except HarnessError as e:
+            raise TooSlow(f"INIT-4 violated: no Ready from a TCP receiver whose data plane carried Init's version: "
+                          f"{e}") from None
+        status, value = self.worker.result(tm.T + tm.SLACK)
+        assert msg.get("type") == "Ready" and msg.get("status") == "ok", f"INIT-4 violated: the answer is {msg}"
+        assert status == "ok" and value == 0, f"INIT-4 violated: the receiver's connect() gave {status} {value}"
+        return msg
+
+    def heartbeats(self, every: float) -> None:
+        """A thread that sends Heartbeat every `every` seconds until the test ends (NET-4, the sender's side)."""
+        def beat():
+            while not self.stop.wait(every):
+                try:
+                    self.ch.send(HEARTBEAT)
+                except OSError:
+                    return
+
+        threading.Thread(target=beat, daemon=True, name="conformance-beat").start()
+
+    def publish(self, version: int) -> None:
+        """Receive(version, 0), then its transfer (NET-1: slot 0 names the data plane)."""
+        self.ch.send({"type": "Receive", "version": version, "slot": 0, "new_slots": []})
+        self.plane.send(layout(_arrays(version))[1])
+
+    def holds(self, version: int, ids: str) -> None:
+        """The receiver holds `version`, bit for bit (ACK-3)."""
+        v, described = self.worker.call("snapshot")
+        assert v == version, f"{ids} violated: the receiver holds version {v}, expected {version}"
+        for name, _, _, raw in _arrays(version):
+            assert described[name][2] == raw, f"{ids} violated: the receiver's {name!r} is not version {version}'s"
+
+    def close(self) -> None:
+        self.stop.set()
+
+
+@pytest.fixture
+def tcp_session(pool, closing):
+    """Makes _TcpSession(pool, closing, **options); each one's heartbeats stop at teardown."""
+
+    def make(**options) -> _TcpSession:
+        s = _TcpSession(pool, closing, **options)
+        closing(s)
+        return s
+
+    return make
+
+
+@pytest.mark.req("NET-1", "MSG-4", "NET-2", "ACK-3")
+def test_a_tcp_receiver_ignores_heartbeats_while_new_and_names_network_in_ready(tcp_session):
+    """The suite's sender over TCP sends two Heartbeats between Welcome and Init (the receiver is new), then Init
+    with its data plane and Init's transfer: the receiver answers Ready(ok) naming the capability network (NET-1).
+    Live, it gets Heartbeats before and after a Receive, whose transfer it applies and acks (MSG-4, NET-2)."""
+    s = tcp_session(before_init=lambda s: s.ch.send_heartbeats(2), ids="MSG-4")
+    msg = s.ready()
+    assert msg.get("version") == 0, f"INIT-4 violated: Ready is {msg}"
+    assert "network" in (msg.get("capabilities") or []), (
+        f"NET-1 violated: a TCP receiver's Ready names the capabilities {msg.get('capabilities')}, not network")
+    s.ch.send_heartbeats(2)
+    s.publish(1)
+    s.ch.send_heartbeats(2)
+    try:
+        answer, _ = s.ch.recv_past_heartbeats(tm.T)
+    except HarnessError as e:
+        raise TooSlow(f"NET-2 violated: no Ack of version 1, sent with its transfer: {e}") from None
+    except (PeerClosed, ConnectionResetError):
+        raise AssertionError("MSG-4 violated: the receiver closed its channel on Heartbeats while live") from None
+    assert (answer.get("type"), answer.get("version"), answer.get("status")) == ("Ack", 1, "ok"), (
+        f"NET-2 violated: the answer to Receive(1) with its transfer is {answer}")
+    s.holds(1, "NET-2, ACK-3")
+
+
+def _answer(s: _TcpSession, what: str, ids: str) -> dict:
+    """The receiver's next frame other than Heartbeat; none in time is a matter of time, a closed channel `ids`'s."""
+    try:
+        return s.ch.recv_past_heartbeats(tm.T)[0]
+    except HarnessError as e:
+        raise TooSlow(f"{ids} violated: no answer to {what}: {e}") from None
+    except (PeerClosed, ConnectionResetError):
+        raise AssertionError(f"{ids} violated: the receiver closed its channel where the answer to {what} was due") from None
+
+
+@pytest.mark.req("NET-2", "ACK-2", "CONS-3")
+@pytest.mark.needs("pull")
+def test_a_pull_receiver_over_tcp_takes_every_pending_transfer_and_applies_the_newest(tcp_session):
+    """A pull receiver over TCP does not poll while the suite's sender sends Receive(1), (2) and (3), each with its
+    transfer: each transfer completes only once the receiver posted its receive (gloo), so versions 1 and 2 at
+    least are received and pending when it polls (3 may still be arriving). poll() applies the newest received, 2
+    or 3, never 1 (CONS-3); its Ack names it (ACK-2); a next poll() takes 3 if it was left."""
+    s = tcp_session(mode="pull")
+    s.ready()
+    for v in (1, 2, 3):
+        s.publish(v)  # the sender's transfers of 1, 2 and 3 complete: the receiver took them in order (NET-2)
+    got = s.worker.call("poll", tm.T, bound=tm.T + tm.BOUND)
+    in_time(got is not None, f"NET-2 violated: poll({tm.T:.0f}) found nothing; versions 1 to 3 were transferred")
+    assert got in (2, 3), (f"NET-2, CONS-3 violated: with versions 1, 2 (and 3) received and pending, poll() applied "
+                           f"{got}, not the newest received")
+    answer = _answer(s, f"the poll() that applied {got}", "ACK-1")
+    assert (answer.get("type"), answer.get("version"), answer.get("status")) == ("Ack", got, "ok"), (
+        f"ACK-2 violated: poll() applied {got} of versions 1 to 3, and the receiver answered {answer}")
+    if got == 2:  # 3 was still arriving: it is pending now
+        got = s.worker.call("poll", tm.T, bound=tm.T + tm.BOUND)
+        assert got == 3, f"NET-2 violated: a second poll() applied {got}; version 3 was transferred"
+        answer = _answer(s, "the poll() that applied 3", "ACK-1")
+        assert (answer.get("type"), answer.get("version")) == ("Ack", 3), f"ACK-1 violated: {answer}"
+    s.holds(3, "NET-2, ACK-3")
+
+
+@pytest.mark.req("NET-3", "ACK-3")
+def test_a_tcp_receiver_never_holds_a_version_whose_transfer_failed(tcp_session):
+    """The suite's sender sends Receive(1) and then ends its rank instead of transferring: the receiver's receive of
+    version 1 fails. It must not hold version 1 (NET-3): no Ack(1, ok) comes, and it still holds version 0's bytes."""
+    s = tcp_session()
+    s.ready()
+    s.ch.send({"type": "Receive", "version": 1, "slot": 0, "new_slots": []})
+    s.plane.drop()  # rank 0 ends: the transfer of version 1 fails (its connection closes)
+    end, answers = time.monotonic() + tm.REACTION, []
+    try:  # what the receiver says until it closes its channel, or for the reaction bound
+        while time.monotonic() < end:
+            msg = s.ch.recv_past_heartbeats(max(0.01, end - time.monotonic()))[0]
+            answers.append(msg)
+    except (HarnessError, PeerClosed, ConnectionResetError):
+        pass
+    oks = [m for m in answers if m.get("type") == "Ack" and m.get("version") == 1 and m.get("status") == "ok"]
+    assert not oks, f"NET-3 violated: the receiver acked version 1 ok, whose transfer failed: {answers}"
+    state = s.worker.call("state")
+    assert state["version"] != 1, f"NET-3 violated: the receiver holds version 1, whose transfer failed: {state}"
+    if state["version"] == 0:
+        s.holds(0, "NET-3, ACK-3")
+
+
+class _StoreWatch:
+    """A TCP relay in front of a DataPlane's store, named in Init in the store's place: it passes every byte on
+    and notes when each connection opened and each chunk from the receiver went by (NET-6)."""
+
+    def __init__(self, port: int):
+        self.upstream = ("127.0.0.1", port)
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.address = f"127.0.0.1:{self.sock.getsockname()[1]}"
+        self.opened: list[float] = []
+        self.sent: list[tuple[float, int]] = []  # (when, bytes) from the receiver
+        self.conns: list[socket.socket] = []
+        self.threads = [threading.Thread(target=self._accept, daemon=True, name="conformance-store-watch")]
+        self.threads[0].start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                down, _ = self.sock.accept()
+                up = socket.create_connection(self.upstream, tm.BOUND)
+            except OSError:
+                return
+            self.opened.append(time.monotonic())
+            up.settimeout(None)
+            self.conns += [down, up]
+            for src, dst, mine in ((down, up, True), (up, down, False)):
+                t = threading.Thread(target=self._pump, args=(src, dst, mine), daemon=True,
+                                     name="conformance-store-watch")
+                t.start()
+                self.threads.append(t)
+
+    def _pump(self, src: socket.socket, dst: socket.socket, mine: bool) -> None:
+        try:
+            while data := src.recv(1 << 16):
+                if mine:
+                    self.sent.append((time.monotonic(), len(data)))
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def since(self, t0: float) -> tuple[int, int]:
+        """(connections opened, bytes the receiver sent) from `t0` on."""
+        return sum(t >= t0 for t in self.opened), sum(n for t, n in list(self.sent) if t >= t0)
+
+    def close(self) -> None:
+        for s in (self.sock, *self.conns):
+            try:
+                s.shutdown(socket.SHUT_RDWR)  # wakes a thread reading it, as close() alone does not
+            except OSError:
+                pass
+            s.close()
+        for t in self.threads:
+            t.join(tm.BOUND)
+
+
+@pytest.mark.req("NET-6", "NET-2")
+def test_a_tcp_receiver_leaves_its_store_alone_once_its_group_is_built(tcp_session, closing):
+    """The suite's sender keeps the store running after the first transfer (as NET-6 lets a sender end it, never
+    asks the receiver to) and names a relay in front of it in Init: once Ready came, the receiver opens no store
+    connection and writes nothing to the store while three more versions cross the data plane (NET-6)."""
+    watch = []
+
+    def relay(s: _TcpSession) -> None:
+        w = _StoreWatch(s.plane.port)
+        closing(w)
+        watch.append(w)
+        s.plane.plane["store"] = w.address
+
+    s = tcp_session(before_init=relay)
+    s.ready()
+    w = watch[0]
+    assert w.opened, "the receiver reached its data plane's store through the relay Init named: it was never used"
+    t0 = time.monotonic()
+    for v in (1, 2, 3):
+        s.publish(v)
+        answer = _answer(s, f"Receive({v}) with its transfer", "NET-2")
+        assert (answer.get("type"), answer.get("version")) == ("Ack", v), f"NET-2 violated: the answer is {answer}"
+    opened, sent = w.since(t0)
+    assert (opened, sent) == (0, 0), (
+        f"NET-6 violated: after its first transfer and Ready the receiver opened {opened} store connection(s) and "
+        f"wrote {sent} bytes to its store; it uses the store only to build its side of the group")
+    s.holds(3, "NET-2")
+
+
+@pytest.mark.waits(3)
+@pytest.mark.req("NET-4")
+def test_a_tcp_receiver_speaks_every_fifth_of_a_short_lease(tcp_session):
+    """The suite's sender announces lease_ms 500 and sends Heartbeat every 0.05 s. For two seconds of idleness
+    the gaps between the receiver's frames are measured: it must speak whenever silent for a fifth of the lease
+    (0.1 s), counted with a factor 2 to spare, and never stay silent for a lease (NET-4); it does not stop."""
+    lease = 0.5
+    s = tcp_session(lease_ms=int(lease * 1000))
+    s.heartbeats(0.05)
+    s.ready()
+    window = 2.0 * tm.SCALE
+    t0 = last = time.monotonic()
+    times = []
+    while (left := t0 + window - time.monotonic()) > 0:
+        try:
+            s.ch.recv(left)
+        except HarnessError:
+            break
+        except (PeerClosed, ConnectionResetError):
+            raise AssertionError(f"NET-4 violated: the receiver closed its channel {time.monotonic() - t0:.2f} s "
+                                 "into its lease of 0.5 s, with Heartbeats every 0.05 s from its sender") from None
+        times.append(time.monotonic())
+    gaps = [b - a for a, b in zip([last, *times], times)]
+    worst = max(gaps + [t0 + window - (times[-1] if times else last)])
+    in_time(len(times) >= window / (lease / 5) / 2,
+            f"NET-4 violated: under Init's lease of {lease:g} s the receiver sent {len(times)} frames in {window:.1f} s "
+            f"of idleness; it must send Heartbeat whenever silent for a fifth of the lease ({lease / 5:g} s)")
+    in_time(worst < lease, f"NET-4 violated: under Init's lease of {lease:g} s the receiver stayed silent for "
+                           f"{worst:.2f} s")
+    state = s.worker.call("state")
+    assert state["stopped"] is False, f"NET-4 violated: a receiver whose sender spoke every 0.05 s stopped: {state}"
+
+
+# ---- the binding's Sender with the network times of API-10 ----
+
+
+def _timed_rig(ws, rigs, n: int, **times):
+    """A rig of n receivers, none connected, whose sender listens on TCP with the network times `times`
+    (API-10: a MAY; a binding whose Sender takes none of them is skipped)."""
+    rig = rigs(basic(0), n, connect=False, listen="tcp")
+    try:
+        sender = ws.Sender(rig.weights, n, listen="tcp://127.0.0.1:0", **times)
+    except TypeError as e:
+        pytest.skip(f"the binding's Sender takes no network times (API-10 is optional): {e}")
+    rig.sender.close()
+    rig.sender = sender
+    return rig
+
+
+class _SetAtTeardown:
+    """An event that `closing` sets at teardown, if the test did not set it before: it stops Heartbeat threads."""
+
+    def __init__(self, closing):
+        self.event = threading.Event()
+        closing(self)
+
+    def close(self) -> None:
+        self.event.set()
+
+
+def _live_rank(ws, rig, k: int, closing) -> tuple[Joiner, dict, _Rank, threading.Event]:
+    """Scripted receiver k joined, its rank built and Init's version taken, Ready sent and the join complete; it
+    sends Heartbeat every 0.3 s until the returned event is set."""
+    j, init = _joined(rig, k, closing)
+    rank = _Rank(rig, k, init["data_plane"])
+    rank.join(init["version"])
+    j.send(ready(k, init["version"]))
+    stop = _SetAtTeardown(closing).event
+    _heartbeats(j, k, stop)
+    _joins_complete(ws, rig, [k])
+    return j, init, rank, stop
+
+
+@pytest.mark.waits(2)
+@pytest.mark.req("NET-3", "API-10", "SEND-7")
+def test_a_transfer_past_transfer_timeout_makes_the_receiver_gone(ws, rigs, closing):
+    """Sender(transfer_timeout=2): scripted receiver 1 builds its rank, takes Init's version and stays in its group,
+    speaking on its channel, but never posts the receive of the next version. Its transfer outlasts Init's
+    timeout_ms (2000): the send fails for it with ReceiverDiedError, cause died, within the timeout and the reaction
+    bound (NET-3, API-10); meanwhile a send to receiver 0 alone completes at once (NET-3: no call waits on it)."""
+    timeout = round(2.0 * tm.SCALE, 1)  # scaled: a re-check gives a slow machine's send to receiver 0 more time
+    rig = _timed_rig(ws, rigs, 2, transfer_timeout=timeout)
+    rig.connect([0])
+    j, init, rank, stop = _live_rank(ws, rig, 1, closing)
+    assert init["data_plane"].get("timeout_ms") == round(timeout * 1000), (
+        f"API-10 violated: transfer_timeout={timeout:g} was announced as {init['data_plane']}")
+    t0 = time.monotonic()
+    f = rig.send_async(basic(1))  # receiver 1's rank never posts this receive
+    rig.send(basic(2), workers=[0], timeout=tm.T)
+    in_time(time.monotonic() - t0 < timeout, f"NET-3 violated: a send to receiver 0 alone took "
+                                            f"{time.monotonic() - t0:.1f} s while receiver 1's transfer was stuck")
+    e = expect_error(ws, "ReceiverDiedError", f.wait, None, ids="NET-3, API-10", naming=[1],
+                     what=f"wait() on a send whose transfer to receiver 1 outlasts transfer_timeout={timeout:g}",
+                     limit=timeout + tm.REACTION + tm.SLACK)
+    assert e.causes.get(1) == "died", f"NET-3 violated: a transfer past its timeout has cause {e.causes.get(1)!r}"
+    rig.model.gone(1)
+    rig.check([0])
+
+
+@pytest.mark.waits(5)
+@pytest.mark.req("NET-3", "LIFE-4", "LIFE-8")
+def test_a_stuck_transfer_holds_up_neither_sends_to_others_nor_close(ws, rigs, closing):
+    """Sender(transfer_timeout=600): scripted receiver 1's rank stays in its group and never posts the receive of
+    the next version, so its transfer stays pending far past the test. Sends to receiver 0 alone complete, and
+    close() returns within the reaction bound (NET-3: no call of the sender waits on a transfer); the pending send
+    then ends (LIFE-8). Receiver 1's rank is dropped afterwards, so nothing outlives the test."""
+    rig = _timed_rig(ws, rigs, 2, transfer_timeout=600.0)
+    rig.connect([0])
+    j, init, rank, stop = _live_rank(ws, rig, 1, closing)
+    try:
+        f = rig.send_async(basic(1))  # receiver 1's transfer never completes
+        for step in (2, 3):
+            rig.send(basic(step), workers=[0], timeout=tm.T)  # TooSlow if it waited on receiver 1's transfer
+        rig.check([0])
+        assert not f.done(), "NET-3 violated: a send whose transfer to receiver 1 never completed is done"
+        try:
+            bounded(rig.sender.close, limit=tm.REACTION + tm.SLACK, what="close() with a transfer pending")
+        except HarnessError as e:
+            raise TooSlow(f"NET-3 violated: {e}") from None
+        try:
+            bounded(f.wait, tm.T, limit=tm.REACTION + tm.SLACK, what="wait() on the stuck send after close()")
+        except HarnessError as e:
+            raise TooSlow(f"LIFE-8 violated: {e}") from None
+        except Exception:  # noqa: BLE001 - ended as LIFE-8 says (ClosedError, or the receiver named gone)
+            pass
+    finally:
+        rank.drop()  # its sockets close: a transfer still pending on the sender's side fails now
+
+
+@pytest.mark.req("NET-5", "NET-3", "API-10")
+def test_a_receiver_that_never_sets_joined_is_gone_after_transfer_timeout(ws, rigs, closing):
+    """Sender(transfer_timeout=1): scripted receiver 0 takes its Init and keeps its channel alive with Heartbeats,
+    but never sets `joined` in its store. Past Init's timeout_ms it is gone (NET-5): sender.connect(workers=[0])
+    raises ReceiverDiedError naming it within the timeout and the reaction bound, and its channel is closed."""
+    timeout = 1.0
+    rig = _timed_rig(ws, rigs, 1, transfer_timeout=timeout)
+    j, init = _joined(rig, 0, closing)
+    assert init["data_plane"].get("timeout_ms") == 1000, f"API-10 violated: data_plane is {init['data_plane']}"
+    stop = _SetAtTeardown(closing).event
+    _heartbeats(j, 0, stop)
+    t0 = time.monotonic()
+    expect_error(ws, "ReceiverDiedError", rig.sender.connect, tm.T + timeout, workers=[0], ids="NET-5", naming=[0],
+                 what=f"connect(workers=[0]) of a receiver that never sets `joined` (transfer_timeout={timeout:g})",
+                 limit=timeout + tm.REACTION + tm.SLACK)
+    in_time(time.monotonic() - t0 <= timeout + tm.REACTION,
+            f"NET-5 violated: the receiver was named gone {time.monotonic() - t0:.1f} s after its Init")
+    in_time(j.closed_by_peer(tm.REACTION), "NET-5 violated: the channel of a receiver named gone stays open")
+    rig.model.gone(0)
+
+
+@pytest.mark.req("NET-6", "NET-2")
+def test_sixty_four_keys_in_a_receivers_store_never_make_it_gone(ws, rigs, closing):
+    """Scripted receiver 1 writes 63 keys and `joined` into its store (64 keys of its own) before building its
+    rank: it must be served as any other (NET-6: 64 or fewer never make it gone). Scripted receiver 2 writes 65
+    keys and `joined`: the sender MAY name it gone; either way receivers 0 and 1 are served as before."""
+    rig = rigs(basic(0), 3, connect=[0], listen="tcp")
+    (j1, init1), (j2, init2) = _joined(rig, 1, closing), _joined(rig, 2, closing)
+    stop = _SetAtTeardown(closing).event
+    for j, k in ((j1, 1), (j2, 2)):
+        _heartbeats(j, k, stop)
+    _set_joined(init2["data_plane"], {f"key-{i}": "x" for i in range(65)})
+    _set_joined(init1["data_plane"], {f"key-{i}": "x" for i in range(63)})
+    time.sleep(0.3)  # not a bound: a sender that counts the keys while it waits has counted these 64 by now, as a rule
+    assert _store_runs(init1["data_plane"]["store"]), (
+        "NET-6 violated: the store of receiver 1, which wrote 64 keys of its own into it (`joined` included), ended "
+        "before its first transfer: the sender gave up on it")
+    rank = _Rank(rig, 1, init1["data_plane"])
+    _check_transfer(rank.join(init1["version"]), init1, basic(0), init1["version"])
+    j1.send(ready(1, init1["version"]))
+    _joins_complete(ws, rig, [1], "NET-6")
+    f = rig.send_async(basic(1), workers=[0, 1])
+    receive = j1.recv_past_heartbeats(tm.T)[0]
+    assert receive.get("type") == "Receive", f"NET-6 violated: receiver 1 got {receive!r:.120}, not Receive"
+    _check_transfer(rank.take(receive["version"]), init1, basic(1), receive["version"])
+    j1.send(ack(1, receive["version"]))
+    waited(f, "NET-6")
+    rig.model.acked(0, f.version)
+    rig.check([0])
+
+
+@pytest.mark.waits(7)
+@pytest.mark.req("NET-4", "API-10", "SEND-2")
+def test_a_sender_beats_at_its_heartbeat_and_cuts_off_a_silent_receiver_between_calls(ws, rigs, closing):
+    """Sender(lease=3, heartbeat=0.2): scripted receiver 0 is live and speaks every 0.3 s. For two seconds the gaps
+    between the sender's frames are measured: it sends Heartbeat whenever silent for 0.2 s (API-10), neither the
+    default 1 s nor a fifth of the lease (0.6 s), counted with a factor 2 to spare. Then the receiver falls silent
+    and no call runs: the sender, watching its leases also between calls, cuts it off within the lease and the
+    reaction bound (its channel closes), and a send to it long after fails at once (NET-4)."""
+    lease, beat = 3.0, 0.2
+    rig = _timed_rig(ws, rigs, 1, lease=lease, heartbeat=beat)
+    j, init, rank, stop = _live_rank(ws, rig, 0, closing)
+    window = 2.0 * tm.SCALE
+    t0 = time.monotonic()
+    times = []
+    while (left := t0 + window - time.monotonic()) > 0:
+        try:
+            msg, _ = j.recv(left)
+        except HarnessError:
+            break
+        if msg.get("type") == "Heartbeat":
+            times.append(time.monotonic())
+    worst = max(b - a for a, b in zip([t0, *times], [*times, t0 + window]))
+    in_time(len(times) >= window / beat / 2,
+            f"API-10 violated: with heartbeat={beat:g} (lease={lease:g}) the sender sent {len(times)} Heartbeats in "
+            f"{window:.1f} s while its receiver was live and no call ran: about {window / beat:.0f} were due")
+    in_time(worst <= 2 * beat, f"API-10 violated: with heartbeat={beat:g} the sender stayed silent for {worst:.2f} s")
+    stop.set()  # receiver 0 falls silent; no call runs on the sender
+    t1 = time.monotonic()
+    in_time(j.closed_by_peer(lease + tm.REACTION),
+            f"NET-4 violated: receiver 0 sent nothing for {time.monotonic() - t1:.1f} s, past the lease of "
+            f"{lease:g} s, and the sender, with no call running, did not cut it off")
+    t2 = time.monotonic()
+    e = expect_error(ws, "ReceiverDiedError", rig.sender.send, basic(1), workers=[0], timeout=tm.T, ids="NET-4",
+                     naming=[0], what="send to a receiver whose lease ran out between calls", limit=tm.REACTION)
+    in_time(time.monotonic() - t2 < lease, f"NET-4 violated: a send to a receiver whose lease ran out "
+                                           f"{t2 - t1:.1f} s ago failed only after {time.monotonic() - t2:.1f} s")
+    if e.version is not None:
+        rig.model.publish(describe(basic(1)), [0])
+    rig.model.gone(0)
+
+
+@pytest.mark.waits(2)
+@pytest.mark.req("NET-4", "SM-R-3")
+def test_a_tcp_receiver_stops_once_its_sender_is_silent_for_the_lease_not_the_transfer_timeout(tcp_session):
+    """The suite's sender announces lease_ms 1000 and timeout_ms 60000, sends Heartbeat every 0.1 s until the
+    receiver is live, then falls silent with its channel open (a frozen trainer, a cut network), reading what the
+    receiver sends. Having heard nothing for the lease, the receiver must stop (NET-4, SM-R-3) within the lease and
+    the reaction bound, closing its channel: one that took its lease from timeout_ms would wait a minute."""
+    lease = 1.0
+    s = tcp_session(lease_ms=int(lease * 1000), timeout_ms=60_000)
+    s.heartbeats(0.1)
+    s.ready()
+    s.stop.set()  # silent from now on
+    t0 = time.monotonic()
+    closed = s.ch.closed_by_peer(lease + tm.REACTION)
+    in_time(closed, f"NET-4 violated: the receiver heard nothing from its sender for {time.monotonic() - t0:.1f} s "
+                    f"(Init's lease_ms: 1000, timeout_ms: 60000) and kept its channel open")
+    state = s.worker.call("state")
+    assert state["stopped"] is True, f"SM-R-3, NET-4 violated: the receiver closed its channel but is not stopped: {state}"

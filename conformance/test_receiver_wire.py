@@ -44,7 +44,7 @@ from .peers import (
     with_repeated_key,
     without_optional,
 )
-from .verdict import HarnessError, TooSlow, in_time
+from .verdict import HarnessError, TooSlow, checked_nothing, in_time
 from .wire_schema import negatives
 
 #: The binding's Receiver here joins the scripted sender by URL and speaks the wire profile in push mode
@@ -1068,3 +1068,293 @@ def test_close_of_a_failed_or_stopped_receiver_closes_it(sender, request, state)
              if calls[name] is None or not calls[name].isa("ClosedError")}
     assert not wrong, f"SM-R-4, LIFE-6 violated: after close() of a {state} receiver these calls did not raise " \
                       f"ClosedError: {wrong}"
+
+
+# ---- clauses of WIRE-2, WIRE-3, WIRE-4, WIRE-7, SEC-3 and API-12 that need a condition of their own ----
+
+
+@pytest.mark.req("WIRE-4", "SM-R-7")
+def test_a_control_message_cut_short_is_a_violation(sender, subject):
+    """A Receive introducing 250 slots, with 253 descriptors (the kernel's most per message) on its first byte:
+    more than a receiver's control buffer for WIRE-4's 250 holds, so the kernel cuts the control message
+    (MSG_CTRUNC), a violation; a receiver whose buffer takes 253 finds three handles queued beyond what the frame
+    lists, a violation too. Either way it closes unanswered; only a receiver that ignores MSG_CTRUNC finds its 250
+    handles and acks."""
+    session, manifest, nbytes = _handshake(sender, subject, arrays(0))
+    fd = sender.slot(1, layout(arrays(1))[1], nbytes)
+    receive = {"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(s, nbytes) for s in range(1, 251)]}
+    session.send(receive, fds=[fd] * 253)
+    _cut_off(session, subject, "253 descriptors on one byte of a frame listing 250 slots", [0])
+
+
+@pytest.mark.waits(10)
+@pytest.mark.req("WIRE-7", "SM-R-7")
+@pytest.mark.needs("pull")
+def test_a_pull_receiver_judges_a_frame_cut_short_when_it_next_reads(sender, request):
+    """A pull receiver reads ten bytes of a Receive in one poll(); the rest never comes. Once more than the frame
+    bound (10 s) has passed since that first byte, one byte more arrives (not the last) and poll() reads it: the
+    frame is overdue counted from its first byte, so that poll() raises RemoteProtocolError and the receiver closes
+    its channel (WIRE-7: a pull receiver judges it when it next reads)."""
+    if request.config.getoption("--receiver-cmd"):
+        pytest.skip("poll() is the Python binding's; an outside program is judged on the wire")
+    w = request.getfixturevalue("pool").get(1)[0]
+    w.call("open", sender.url(0), "pull")
+    w.submit("connect", answer_bound())
+    session = sender.accept(start_bound())
+    manifest, data, nbytes = layout(arrays(0))
+    session.send(init(0, manifest, [slotinfo(0, nbytes)], 0, 0), fds=[sender.slot(0, data, nbytes)])
+    status, value = w.result(answer_bound() + tm.SLACK)
+    assert (status, value) == ("ok", 0), f"INIT-4 violated: a pull receiver's connect() gave {status} {value}"
+    _expect(session, "Ready", "INIT-4")
+    whole = frame(pack({"type": "Receive", "version": 1, "slot": 0, "new_slots": []}))
+    t0 = time.monotonic()
+    session.send_raw(whole[:10])
+    status, value = w.outcome("poll", 0.5, bound=0.5 + tm.SLACK + answer_bound())
+    assert (status, value) == ("ok", None), (
+        f"WIRE-7 violated: poll(0.5) with ten bytes of a frame pending gave {status} {value} (within the frame "
+        "bound a frame cut short is no violation yet, and no version)")
+    late = t0 + tm.FRAME_BOUND + 1.0
+    session.closed_by_peer(max(0.0, late - time.monotonic()))  # the bound passes; a receiver MAY close by then
+    try:
+        session.send_raw(whole[10:11])
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    status, value = w.outcome("poll", 0.0, bound=tm.SLACK + answer_bound())
+    assert status == "err" and value.isa("RemoteProtocolError"), (
+        f"WIRE-7 violated: poll() {time.monotonic() - t0:.1f} s after a frame's first byte, its last never come, gave "
+        f"{status} {value}, not RemoteProtocolError (a pull receiver counts from the first byte it read)")
+    _closes(session, "a frame unfinished past the frame bound", rule="WIRE-7")
+
+
+#: Values exactly at a bound of WIRE-3 (a name of 4,096 bytes of UTF-8, 64 dimensions), as arrays beside ARRAYS'.
+AT_BOUNDS = [("\u00e9" * 2047 + "ab", "int16", (1,) * 64, b"\x01\x02"), ("x" * 4096, "uint8", (2, 2, 2), b"\x07" * 8)]
+#: An ipc list of exactly 16 values, each of a kind WIRE-3 allows, its str and bins of exactly 4,096 bytes.
+IPC_AT_BOUND = [None, True, 2**63 - 1, "s" * 4096, b"\xab" * 4096] + [b"\x00" * 4096] * 11
+
+
+@pytest.mark.req("WIRE-3", "INIT-4", "ACK-1", "ACK-3")
+@pytest.mark.parametrize("at", ["a name and a shape", "an ipc list"])
+def test_values_exactly_at_the_bounds_are_taken(sender, subject, at):
+    """Values exactly at WIRE-3's bounds, none past them, make a legal frame. "a name and a shape": the manifest
+    holds names of exactly 4,096 bytes (one of two-byte characters) and an array of 64 dimensions; the receiver
+    answers Ready(ok), applies a Receive and reports both versions bit for bit. "an ipc list": beside the CPU slot
+    the Init lists a CUDA slot whose ipc holds exactly 16 values, its str and bins 4,096 bytes each; the receiver
+    answers Ready, ok or error (a refusal of a device it cannot map is an answer: it decoded the Init), where a
+    receiver that took a value at the bound for one past it would close its channel unanswered."""
+    assert all(len(n.encode()) == 4096 for n, *_ in AT_BOUNDS) and len(IPC_AT_BOUND) == 16
+    wide = at == "a name and a shape"
+    arrs0, arrs1 = arrays(0), arrays(1)
+    if wide:
+        arrs0 = arrs0 + AT_BOUNDS
+        arrs1 = arrs1 + [(n, d, s, bytes(b ^ 0xFF for b in raw)) for n, d, s, raw in AT_BOUNDS]
+    subject.start(sender.url(0))
+    session = sender.accept(start_bound())
+    manifest, data, nbytes = layout(arrs0)
+    slots = [slotinfo(0, nbytes)] + ([] if wide else [{"slot": 9, "device": "cuda:0", "nbytes": nbytes,
+                                                         "ipc": IPC_AT_BOUND}])
+    session.send(init(0, manifest, slots, 0, 0), fds=[sender.slot(0, data, nbytes)])
+    ready, _ = _expect(session, "Ready", "WIRE-3")
+    if not wide:
+        session.send({"type": "Stop"})
+        out = subject.finish()
+        assert ready["status"] == "ok" or not out["applied"], (
+            f"INIT-6 violated: a receiver that refused its Init ({ready!r:.200}) reports {out['applied']}")
+        return
+    assert (ready["status"], ready["version"]) == ("ok", 0), (
+        f"WIRE-3 violated: an Init whose names and shape are exactly at the bounds got {ready!r:.300}")
+    fd1 = sender.slot(1, layout(arrs1)[1], nbytes)
+    session.send({"type": "Receive", "version": 1, "slot": 1, "new_slots": [slotinfo(1, nbytes)]}, fds=[fd1])
+    ack, _ = _expect(session, "Ack", "ACK-1")
+    assert (ack["version"], ack["status"]) == (1, "ok"), f"ACK-1 violated: {ack}"
+    session.send({"type": "Stop"})
+    out = subject.finish()
+    published = {0: digest(arrs0), 1: digest(arrs1)}
+    assert out["applied"] and out["applied"][-1] == (1, published[1]), (
+        f"ACK-3 violated: the receiver reports {out['applied']}, not version 1 as published")
+    for v, d in out["applied"]:
+        assert published.get(v) == d, (f"WIRE-3 violated: version {v}, whose names and shape are at the bounds, is "
+                                       "not held bit for bit")
+
+
+def _peak_bytes(subject) -> int | None:
+    """The receiver process's peak virtual memory (VmPeak), in bytes: an allocation counts there whether or not it
+    is ever touched; None where it cannot be read."""
+    pid = subject.worker.pid if subject.worker is not None else subject.proc.pid if subject.proc is not None else None
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmPeak:"))
+    except (OSError, StopIteration, ValueError, TypeError):
+        return None
+
+
+#: What a receiver's process may grow by, in peak virtual memory, while it reads a few bytes and closes its channel:
+#: far below the 2 GiB each frame below announces, far above what a thread or an arena adds.
+ALLOCATION_SLACK = 1 << 30
+
+#: Frames a few bytes long that announce far more than they hold (name: bytes after the handshake, the rule).
+AMPLIFIERS = {
+    "a length prefix of 2 GiB": (b"\x7f\xff\xff\xff", "WIRE-2"),
+    "an array header announcing 2**31 items": (frame(b"\xdd\x80\x00\x00\x00"), "WIRE-3"),
+    "a map nested 100000 deep": (frame(b"\x81\xa1a" * 100_000 + b"\xc0"), "WIRE-3"),
+}
+
+
+@pytest.mark.req("SEC-1", "WIRE-2", "WIRE-3", "SM-R-7")
+@pytest.mark.parametrize("case", sorted(AMPLIFIERS))
+def test_a_frame_that_announces_more_than_it_holds_costs_the_receiver_nothing(sender, subject, case):
+    """After the handshake, a length prefix of 2 GiB with no payload (WIRE-2), a 5-byte frame whose array header
+    announces 2**31 items, or a frame of maps nested 100,000 deep (300 KB, within the bound): each is a violation,
+    so the receiver closes its channel unanswered, applies nothing more, and the binding's ends with a
+    RemoteProtocolError, not another error (SEC-1: never a crash); and its process's peak virtual memory grows by
+    far less than the 2 GiB announced (WIRE-2, SEC-1: nothing allocated for what the frame does not hold; an
+    allocation counts there even if never touched)."""
+    data, rule = AMPLIFIERS[case]
+    session, _, _ = _handshake(sender, subject, arrays(0))
+    before = _peak_bytes(subject)
+    session.send_raw(data)
+    bound = tm.REACTION + tm.SLACK
+    try:
+        msg = session.answer_before_close(bound, ignore=("Heartbeat",))
+    except HarnessError:
+        raise TooSlow(f"SM-R-7 violated: the receiver kept its channel open {bound:.0f} s after {case}") from None
+    after = _peak_bytes(subject)  # read while its process still runs (a program exits once it stopped)
+    assert msg is None, f"{rule} violated: the receiver answered {case} with {msg!r:.300}"
+    _cut_off(session, subject, case, [0])
+    if before is None or after is None:
+        pytest.skip("the receiver's process memory cannot be read here (/proc)")
+    assert after - before < ALLOCATION_SLACK, (
+        f"{rule}, SEC-1 violated: reading {case} the receiver's peak virtual memory grew by "
+        f"{(after - before) / 2**30:.1f} GiB: it allocated for what the frame announced, not what it holds")
+
+
+def _unread(session) -> int:
+    """Bytes the receiver wrote that this end has not read (SIOCINQ: the whole stream's queue on a Unix socket)."""
+    import array
+    import fcntl
+    import termios
+
+    buf = array.array("i", [0])
+    fcntl.ioctl(session.sock.fileno(), termios.FIONREAD, buf)
+    return buf[0]
+
+
+def _hung_up_within(session, bound: float) -> bool:
+    """Whether the receiver closed its end within `bound`, without reading what it wrote before."""
+    import select
+
+    p = select.poll()
+    p.register(session.sock, select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0x2000))
+    return bool(p.poll(bound * 1000.0))
+
+
+#: How long the scripted sender leaves its channel unread once the receiver's Acks no longer fit: a few seconds,
+#: well within the reaction bound after which a receiver MAY take it for gone.
+UNREAD_FOR = 3.0
+
+
+@pytest.mark.req("SEC-3", "ACK-1", "ACK-2", "ACK-3")
+def test_a_sender_that_reads_nothing_for_a_few_seconds_is_not_taken_for_gone(sender, subject):
+    """The scripted sender stops reading its channel and sends Receives one by one (two slots in turn) until the
+    receiver's Acks no longer fit in the socket (the bytes left unread stop growing for a second while Receives
+    keep coming); then it reads nothing for three seconds more, well within the reaction bound. The receiver must
+    not take it for gone (SEC-3): it keeps its channel open, and once read, its Acks answer every version up to
+    the last (ACK-2); after Stop it reports that version bit for bit."""
+    import socket
+
+    v0, v1 = arrays(0), arrays(1)
+    session, manifest, nbytes = _handshake(sender, subject, v0)
+    _receive(sender, session, 1, v1, nbytes)
+    _acks_up_to(session, 1, {1}, "after Receive(1)")
+    published = {0: digest(v0), 1: digest(v1)}
+    unread_since = grew_at = time.monotonic()
+    last, blocked = 1, False
+    end = time.monotonic() + answer_bound()
+    while time.monotonic() < end and last < 5000:
+        data = frame(pack({"type": "Receive", "version": last + 1, "slot": (last + 1) % 2, "new_slots": []}))
+        try:
+            n = session.sock.send(data, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            n = 0
+        if n and n < len(data):
+            session.send_raw(data[n:])  # the rest of a frame begun (WIRE-7), a few bytes
+        if n:
+            last += 1
+        if _grows(session, _unread(session), 0.2):
+            grew_at = time.monotonic()
+        if time.monotonic() - grew_at >= 1.0:
+            blocked = True
+            break
+    if not blocked:
+        checked_nothing(f"the receiver's unread Acks kept growing through {last - 1} Receives: its writes never "
+                        "filled the channel, so nothing showed it with Acks to write to a sender not reading")
+    occurred("SEC-3.d")
+    assert not _hung_up_within(session, UNREAD_FOR), (
+        f"SEC-3 violated: the receiver closed its channel while the sender had read nothing for "
+        f"{time.monotonic() - unread_since:.1f} s, its Acks filling the channel for {time.monotonic() - grew_at:.1f} s, "
+        "less than the reaction bound")
+    for v in range(2, last + 1):
+        published[v] = published[v % 2]
+    acked = []
+    while not acked or acked[-1] < last:
+        try:
+            ack, _ = session.recv_past_heartbeats(answer_bound())
+        except HarnessError:
+            raise TooSlow(f"ACK-1 violated: no Ack up to {last} once the sender read again (acked {acked[-3:]})") \
+                from None
+        except (PeerClosed, ConnectionResetError):
+            raise AssertionError(f"SEC-3 violated: the receiver closed its channel after the sender read nothing for "
+                                 f"{UNREAD_FOR:.0f} s, with Acks up to {acked[-1:]} written") from None
+        assert ack.get("type") == "Ack" and ack["status"] == "ok", f"ACK-1 violated: {ack!r:.200}"
+        assert not acked or ack["version"] > acked[-1], f"ACK-2 violated: Ack {ack['version']} after {acked[-1]}"
+        acked.append(ack["version"])
+    session.send({"type": "Stop"})
+    out = subject.finish()
+    assert out["stopped"], f"SM-R-3 violated: after Stop the receiver did not stop: {out['error']}"
+    assert out["applied"] and out["applied"][-1] == (last, published[last]), (
+        f"ACK-3 violated: the receiver ends at {out['applied'][-1:]}, not version {last} as acked")
+    wrong = [v for v, d in out["applied"] if published.get(v) != d]
+    assert not wrong, f"ACK-3 violated: versions {wrong[:5]} are not held as published"
+
+
+def _grows(session, before: int, bound: float) -> bool:
+    """Whether the receiver's unread bytes grow past `before` within `bound` seconds."""
+    end = time.monotonic() + bound
+    while True:
+        if _unread(session) > before:
+            return True
+        left = end - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(0.005, left))  # not a bound: the queue is looked at again until `bound` passes
+
+
+def check_one_role_exports(config, role: str) -> None:
+    """API-12: a module that names `role` alone in CAPABILITIES exports that role's class, every error class of
+    section 10.3 and CAPABILITIES. conftest refuses to run a module that lacks one of those names (a usage error);
+    this checks what they are, as test_binding.py does for a module of both roles, which it alone is run for."""
+    from .conftest import _program, impl
+    from .names import ERROR_NAMES, ROLES, roles
+
+    if _program(config):
+        pytest.skip("a program is judged on the wire; it exports nothing")
+    ws = impl(config)
+    if roles(ws.CAPABILITIES) != {role}:
+        pytest.skip("the module implements both roles: test_binding.py checks what it exports")
+    other = next(r for r in ROLES if r != role)
+    caps = ws.CAPABILITIES
+    assert isinstance(caps, frozenset) and role in caps and other not in caps, (
+        f"API-12 violated: a {role}-only module's CAPABILITIES is {caps!r}")
+    cls = role.capitalize()
+    assert isinstance(getattr(ws, cls, None), type), (
+        f"API-12 violated: CAPABILITIES names {role!r} alone, and {cls} is {getattr(ws, cls, None)!r}, not a class")
+    base = getattr(ws, "WeightSyncError", None)
+    bad = {n: getattr(ws, n, None) for n in ERROR_NAMES
+           if not (isinstance(getattr(ws, n, None), type) and isinstance(base, type)
+                   and issubclass(getattr(ws, n), base) and issubclass(base, Exception))}
+    assert not bad, f"API-12, API-4 violated: a {role}-only module exports these as no error class of 10.3: {bad}"
+
+
+@pytest.mark.req("API-12")
+def test_a_receiver_only_module_exports_its_class_the_errors_and_capabilities(request):
+    """Run for a module that names 'receiver' alone (conftest then runs this file only)."""
+    check_one_role_exports(request.config, "receiver")

@@ -856,3 +856,256 @@ def test_a_join_of_exactly_the_bound_before_proof_is_read(ws, rigs, closing):
     assert answer is not None and answer.get("type") == "Welcome" and j.welcome_ok(answer), (
         f"RDV-9 violated: a right Join of exactly 8,192 bytes was answered {answer!r:.200} (None: the connection closed)")
     assert j.handshake(answer=False)["receiver"] == 0, "RDV-5 violated: the welcomed joiner's Init is not receiver 0's"
+
+
+def _listening(ws, n: int, closing):
+    """A sender of basic(0) for n receivers, listening on an abstract name of its own (no worker processes)."""
+    sender = ws.Sender(basic(0), n, listen=f"unix:@conformance-scripted-{os.getpid()}-{time.monotonic_ns()}")
+    closing(sender)
+    return sender
+
+
+def _connect_scripted(ws, sender, i: int) -> None:
+    try:
+        bounded(sender.connect, tm.T, workers=[i], limit=tm.T + tm.SLACK, what=f"connect(workers=[{i}])")
+    except (HarnessError, ws.SyncTimeoutError) as e:
+        raise TooSlow(f"RDV-5 violated: the handshake of a joiner that answered Ready did not complete: {e}") from None
+
+
+def _live_joiners_of(ws, sender, ids, closing) -> dict[int, Joiner]:
+    """Scripted receivers `ids` joined to `sender` by URL, welcomed with the right proof, handed Init and live."""
+    joiners = {}
+    for k in ids:
+        j = joiners[k] = Joiner(sender.url(k))
+        closing(j)
+        answer = j.join()
+        assert answer.get("type") == "Welcome" and j.welcome_ok(answer), f"RDV-5 violated: a valid Join got {answer}"
+        j.send(ready(k, j.handshake(answer=False)["version"]))
+        _connect_scripted(ws, sender, k)
+    return joiners
+
+
+@pytest.mark.req("RDV-3", "RDV-2", "RDV-4", "RDV-5")
+def test_what_the_sender_sends_to_joiners_holds_no_secret(ws, closing):
+    """Every byte a listening sender sends to joiners is searched for any receiver's secret (raw, or as hex in
+    either case) and for every HMAC a join could compute under any receiver's secret, with each joiner's nonces,
+    for every id presented (RDV-3: the sender never sends the secret, nor anything derived from another
+    receiver's secret). The joiners: receiver 0 with its URL (welcomed, handed Init, then a Receive), a random
+    secret as receiver 1, receiver 0's secret as receiver 1, receiver 1's secret as id 7, and receiver 2's secret
+    as the live receiver 0. Only the Welcome proof of the welcomed joiner, under its own secret, may appear."""
+    from .peers import JOIN_LABEL, WELCOME_LABEL, parse_url, proof
+
+    sender = _listening(ws, 3, closing)
+    urls = [sender.url(i) for i in range(3)]
+    secret = [parse_url(u)[3] for u in urls]
+    welcomed = _live_joiners_of(ws, sender, [0], closing)[0]
+    f = sender.send_async(basic(1), workers=[0], timeout=tm.T)
+    got = _next_receive(welcomed, "RDV-5")
+    welcomed.send(ack(0, got["version"]))
+    waited(f, "SEND-1")
+    joiners = [welcomed]
+    for rid, presented in ((1, os.urandom(32)), (1, secret[0]), (7, secret[1]), (0, secret[2])):
+        j = Joiner(urls[0], rid=rid, secret=presented)
+        closing(j)
+        answer = j.join()
+        assert answer.get("type") == "Refuse", f"RDV-4 violated: a join as {rid} with a wrong secret got {answer}"
+        j.closed_by_peer(tm.SLACK)  # whatever else comes before the end of the connection is searched too
+        joiners.append(j)
+    ids = (0, 1, 2, 7)
+    for n, j in enumerate(joiners):
+        sent = b"".join(j.frames_in) + bytes(j._buf)
+        forbidden = {}
+        for k in range(3):
+            forbidden[f"receiver {k}'s secret"] = secret[k]
+            for rid in ids:
+                for label in (JOIN_LABEL, WELCOME_LABEL):
+                    if n == 0 and k == 0 and rid == 0 and label == WELCOME_LABEL:
+                        continue  # the Welcome proof the welcomed joiner is owed
+                    forbidden[f"HMAC(receiver {k}'s secret, {label.decode()} | nonces | id {rid})"] = proof(
+                        secret[k], label, j.hello["nonce"], j.nonce, rid)
+        for what, raw in forbidden.items():
+            for form in (raw, raw.hex().encode(), raw.hex().upper().encode()):
+                assert form not in sent, (
+                    f"RDV-3 violated: the sender sent {what} to joiner {n} (presenting id {j.rid}); it sends no secret "
+                    f"nor anything derived from another receiver's secret")
+
+
+def _join_by_hand(listener: ScriptedSender, bound: float):
+    """The scripted listener's side of a join up to the Join it reads: (the session, the Hello's nonce, the Join)."""
+    from .peers import MAX_TO_SENDER, WireSocket
+
+    if not readable(listener.sock, bound):
+        raise HarnessError(f"no receiver connected within {bound:.1f} s")
+    conn, _ = listener.sock.accept()
+    s = WireSocket(conn, MAX_TO_SENDER)
+    nonce = os.urandom(32)
+    s.send({"type": "Hello", "protocol": "1.1", "nonce": nonce})
+    join, _ = s.expect("Join", bound)
+    return s, nonce, join
+
+
+def _welcome(listener: ScriptedSender, nonce: bytes, join: dict) -> dict:
+    from .peers import WELCOME_LABEL, proof
+
+    rid = join["receiver"]
+    return {"type": "Welcome", "proof": proof(listener.secret(rid), WELCOME_LABEL, nonce, join["nonce"], rid)}
+
+
+#: What a scripted listener sends after reading a right Join, in place of Welcome (or, after it, in place of Init):
+#: join messages out of their order (RDV-3). Each entry: (messages, whether the last one carries a slot handle).
+LISTENER_OUT_OF_ORDER = {
+    "a second Hello in place of Welcome": lambda L, nonce, join: [
+        ({"type": "Hello", "protocol": "1.1", "nonce": os.urandom(32)}, False)],
+    "an Init before Welcome": lambda L, nonce, join: [(_slot_init(0), True)],
+    "a Join in place of Welcome": lambda L, nonce, join: [
+        ({"type": "Join", "receiver": 0, "nonce": os.urandom(32), "proof": os.urandom(32)}, False)],
+    "a second Welcome in place of Init": lambda L, nonce, join: [(_welcome(L, nonce, join), False)] * 2,
+    "a Hello in place of Init": lambda L, nonce, join: [
+        (_welcome(L, nonce, join), False), ({"type": "Hello", "protocol": "1.1", "nonce": os.urandom(32)}, False)],
+}
+
+_SLOT = layout([("w", "float32", (4,), bytes(range(16)))])
+
+
+def _slot_init(rid: int, version: int = 3) -> dict:
+    manifest, _, nbytes = _SLOT
+    return init(rid, manifest, [slotinfo(0, nbytes)], version, 0)
+
+
+@pytest.mark.req("RDV-3", "SM-R-7", "INIT-4")
+@pytest.mark.parametrize("case", sorted(LISTENER_OUT_OF_ORDER))
+def test_a_listener_that_breaks_the_join_order_is_a_violation(ws, case):
+    """The binding's Receiver joins a scripted listener that reads its right Join, then sends a join message out of
+    order (a second Hello, an Init before Welcome, a Join; after a right Welcome, a second Welcome or a Hello where
+    Init is due). The joiner takes it as a violation (RDV-3): connect() raises RemoteProtocolError at once, not at
+    its timeout, having sent no Ready, and the receiver closes the connection."""
+    listener = ScriptedSender()
+    receiver = ws.Receiver(listener.url(0))
+    session = None
+    try:
+        out, t = _connecting(receiver)
+        try:
+            session, nonce, join = _join_by_hand(listener, tm.BOUND)
+        except HarnessError as e:
+            raise TooSlow(f"RDV-6 violated: the receiver did not join a listener that is there: {e}") from None
+        _, data, nbytes = _SLOT
+        for msg, with_handle in LISTENER_OUT_OF_ORDER[case](listener, nonce, join):
+            session.send(msg, fds=[listener.slot(0, data, nbytes)] if with_handle else ())
+        t.join(tm.T + tm.SLACK)
+        in_time(not t.is_alive(), f"RDV-3 violated: connect() did not end after {case}")
+        err = out.get("error")
+        assert isinstance(err, ws.RemoteProtocolError), (
+            f"RDV-3 violated: after {case} connect() "
+            f"{'returned ' + repr(out.get('value')) if err is None else 'raised ' + type(err).__name__ + ': ' + str(err)}"
+            ", not RemoteProtocolError: a join message out of order is a violation")
+        try:
+            closed = session.closed_by_peer(tm.SLACK)
+        except AssertionError:  # the peers' reader refused what came: not a clean end, and not Ready either
+            closed = True
+        answered = [msgpack_type(m) for m in session.frames_in[1:]]  # after its Join
+        assert "Ready" not in answered, f"RDV-3 violated: after {case} the receiver answered {answered}"
+        in_time(closed, f"RDV-3 violated: after {case} the receiver kept the connection open")
+    finally:
+        if session is not None:
+            session.close()
+        receiver.close()
+        listener.close()
+
+
+@pytest.mark.req("RDV-5", "SM-S-5", "INIT-5", "LIFE-1")
+def test_a_join_takes_the_place_of_a_receiver_that_refused_its_init(ws, closing):
+    """Receiver 1 joins by URL and answers its Init with Ready(error): it is failed (connect() names it). A new
+    process with the same URL is welcomed (RDV-5: a valid Join for a failed receiver takes its place), handed
+    Init with the latest version at once, and once it answers Ready it is live and served. Receiver 0, scripted
+    too, is live throughout."""
+    sender = _listening(ws, 2, closing)
+    j0 = _live_joiners_of(ws, sender, [0], closing)[0]
+    f = sender.send_async(basic(1), workers=[0], timeout=tm.T)
+    j0.send(ack(0, _next_receive(j0, "RDV-5")["version"]))
+    waited(f, "SEND-1")
+    first = Joiner(sender.url(1))
+    closing(first)
+    assert first.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL's id and secret got no Welcome"
+    first.handshake(answer=False)
+    first.send(ready(1, None, "error", "cannot apply"))
+    expect_error(ws, "ReceiverError", sender.connect, tm.T, workers=[1], ids="INIT-5", naming=[1],
+                 what="connect(workers=[1]) after receiver 1 answered its Init with Ready(error)")
+    first.close()
+    second = Joiner(sender.url(1))
+    closing(second)
+    answer = second.join()
+    assert answer.get("type") == "Welcome" and second.welcome_ok(answer), (
+        f"RDV-5 violated: a valid Join for a receiver that failed its handshake was answered {answer}")
+    try:
+        init = second.handshake(answer=False)
+    except HarnessError as e:
+        raise TooSlow(f"RDV-5 violated: no Init followed the Welcome of a join taking a failed receiver's place: {e}") from None
+    assert init["receiver"] == 1 and init["version"] == 1, (
+        f"LIFE-1 violated: the new joiner's Init is receiver {init['receiver']}'s at version {init['version']}, not 1's at 1")
+    second.send(ready(1, init["version"]))
+    _connect_scripted(ws, sender, 1)
+    f = sender.send_async(basic(2), timeout=tm.T)
+    for k, j in ((0, j0), (1, second)):
+        got = _next_receive(j, "RDV-5")
+        assert got["version"] == 2, f"VER-1 violated: receiver {k} got Receive({got['version']}), not 2"
+        j.send(ack(k, 2))
+    waited(f, "RDV-5")
+
+
+@pytest.mark.req("RDV-6", "INIT-4")
+@pytest.mark.parametrize("form", ["unix:@NAME", "unix:PATH"])
+def test_a_join_started_before_anyone_listens_joins_once_a_listener_appears(ws, form, tmp_path):
+    """receiver.connect(T) starts where nobody listens (an abstract name nobody bound, a socket file not there yet);
+    a scripted listener appears there a moment later, well before T: the joiner, trying again until its timeout,
+    joins it, takes its Init and returns its version (RDV-6). A joiner that gives up, or sleeps out its timeout,
+    before trying again fails."""
+    listener = ScriptedSender()
+    listener.sock.close()  # its name is free again: nobody listens at the URL's address yet
+    if form == "unix:PATH":
+        where = str(tmp_path / "late.sock")
+        url = f"unix:{where}?receiver=0&secret={listener.secret(0).hex()}"
+    else:
+        where = "\0" + listener.name
+        url = listener.url(0)
+    receiver = ws.Receiver(url)
+    try:
+        t0 = time.monotonic()
+        out, t = _connecting(receiver)
+        time.sleep(0.3)  # not a bound: the receiver's first tries find nobody there
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(where)
+        sock.listen(8)
+        listener.sock = sock
+        appeared = time.monotonic() - t0
+        end = time.monotonic() + tm.T + tm.SLACK
+        while not readable(listener.sock, 0.05):
+            if not t.is_alive():
+                err = out.get("error")
+                raise AssertionError(
+                    f"RDV-6 violated: receiver.connect({tm.T:.0f}) ended without joining the listener that appeared at "
+                    f"{form} {appeared:.1f} s into it: "
+                    f"{'returned ' + repr(out.get('value')) if err is None else type(err).__name__ + ': ' + str(err)}")
+            if time.monotonic() > end:
+                raise TooSlow(f"RDV-6 violated: receiver.connect({tm.T:.0f}) did not reach the listener that appeared "
+                              f"{appeared:.1f} s into it")
+        session = listener.accept(tm.BOUND)
+        assert session is not None, "the scripted listener's join ended"
+        try:
+            _, data, nbytes = _SLOT
+            session.send(_slot_init(0), fds=[listener.slot(0, data, nbytes)])
+            try:
+                answer = session.recv_past_heartbeats(tm.T)[0]
+            except HarnessError as e:
+                raise TooSlow(f"INIT-4 violated: no answer to the Init of a receiver that joined late: {e}") from None
+            assert (answer.get("type"), answer.get("status"), answer.get("version")) == ("Ready", "ok", 3), (
+                f"INIT-4 violated: a receiver that joined a listener appearing late answered its Init with "
+                f"{answer!r:.200}")
+            t.join(tm.T + tm.SLACK)
+            in_time(not t.is_alive(), "RDV-6 violated: connect() did not return once its Ready went out")
+            assert out.get("value") == 3, f"RDV-6 violated: connect() to a listener appearing late gave {out}, not 3"
+            session.send({"type": "Stop"})
+        finally:
+            session.close()
+    finally:
+        receiver.close()
+        listener.close()

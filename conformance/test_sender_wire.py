@@ -47,7 +47,7 @@ from .peers import (
     ready,
     with_odd_fields,
 )
-from .test_receiver_wire import ARRAYS, answer_bound, start_bound
+from .test_receiver_wire import ARRAYS, answer_bound, check_one_role_exports, start_bound
 from .verdict import HarnessError, Inconclusive, TooSlow, in_time
 from .wire_schema import negative, negatives
 
@@ -887,3 +887,10 @@ def test_a_ready_ok_of_another_major_version_is_a_violation(program, peers):
     version, causes = failed(answer, "SM-S-2")
     assert causes == {1: "violation"}, f"SM-S-2 violated: a Ready(ok) in protocol 2.0 gave {answer!r}"
     assert b.closed_by_peer(tm.REACTION), "SM-S-9 violated: the channel of a receiver that broke the protocol stayed open"
+
+
+@pytest.mark.req("API-12")
+def test_a_sender_only_module_exports_its_class_the_errors_and_capabilities(request):
+    """Run for a module that names 'sender' alone (conftest then runs this file only, with test_receiver_wire.py
+    left out, so the check of exports is made here too)."""
+    check_one_role_exports(request.config, "sender")

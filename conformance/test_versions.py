@@ -735,3 +735,61 @@ def test_a_synchronous_send_is_completed_by_an_ack_of_a_newer_version(ws, closin
         waited(f2, "SEND-5", what="wait() on version 2 once acked")
     finally:
         sender.close()
+
+
+@pytest.mark.req("API-1", "SLOT-3", "SLOT-1", "VER-2")
+@pytest.mark.needs("pull", "cast")
+def test_max_slots_is_at_least_two_and_bounds_each_slot_group_alone(ws):
+    """max_slots below 2 (1, 0, -1) makes Sender() raise ValueError (API-1: at least 2, the two of SLOT-1). With
+    max_slots=3, two pull receivers in this process that never poll, receiver 1's slots cast to bfloat16 (LAYOUT-3:
+    another slot group, like another device): every version stays pending at both, so each send needs a slot of
+    each group. The sends of versions 1 to 3 go out without waiting, each group holding up to 3 slots, 6 in all
+    (the bound counts per slot device, not in total); the send of 4 finds both groups full, waits its timeout and
+    fails naming the holders of a full group, publishing nothing (SLOT-3, VER-2). Once both poll, the next send goes through."""
+    for bad in (1, 0, -1):
+        try:
+            ws.Sender(basic(0), 2, max_slots=bad).close()
+        except ValueError:
+            continue
+        except Exception as e:  # noqa: BLE001
+            raise AssertionError(f"API-1 violated: Sender(max_slots={bad}) raised {type(e).__name__}: {e}, "
+                                 "not ValueError") from None
+        raise AssertionError(f"API-1 violated: Sender(max_slots={bad}) was taken; max_slots is at least 2")
+    sender = ws.Sender(basic(0), 2, max_slots=3, dtypes=[None, torch.bfloat16])
+    receivers = [ws.Receiver(sender.handle(i), mode="pull") for i in range(2)]
+    try:
+        connect_here(ws, sender, receivers, "healthy pull receivers, one of them cast to bfloat16")
+        for v in range(1, 4):
+            try:
+                f = bounded(sender.send_async, basic(v), timeout=tm.SHORT, limit=tm.SHORT + tm.SLACK,
+                            what=f"send_async of {v}")
+            except ws.SyncTimeoutError as e:
+                raise AssertionError(
+                    f"API-1 violated: with max_slots=3 and two slot groups the send of version {v} waited for a slot "
+                    f"and timed out, though neither group held 3 slots pinned (the bound counts per slot device, not "
+                    f"in total): {e}") from None
+            except HarnessError as e:
+                raise TooSlow(f"SLOT-3 violated: {e}") from None
+            assert f.version == v, f"VER-1 violated: send_async published {f.version}, expected {v}"
+        e = expect_error(ws, "SyncTimeoutError", sender.send_async, basic(4), timeout=tm.SHORT, ids="SLOT-3",
+                         what="send_async of 4 with the 3 slots of each group in use", limit=tm.SHORT + tm.SLACK)
+        # Both groups are full: the error names the holders of the group (or groups) the send waited on.
+        assert e.workers in ([0], [1], [0, 1]), (f"SLOT-3 violated: with both slot groups full the timeout names "
+                                                 f"{e.workers}; receivers 0 and 1 hold the slots")
+        assert e.version is None, f"SLOT-3 violated: a send that found no slot raised with version {e.version}"
+        assert sender.version == 3, f"VER-2 violated: a send that found no slot left version {sender.version}"
+        for r in receivers:
+            try:
+                got = bounded(r.poll, tm.T, limit=tm.T + tm.SLACK, what="poll")
+            except HarnessError as err:
+                raise TooSlow(f"API-3 violated: {err}") from None
+            assert got == 3, f"ACK-2 violated: poll() with versions 1 to 3 pending applied {got}"
+        try:
+            f = bounded(sender.send_async, basic(4), timeout=tm.T, limit=tm.T + tm.SLACK, what="send_async of 4")
+        except (HarnessError, ws.SyncTimeoutError) as err:
+            raise TooSlow(f"SLOT-3 violated: once both receivers polled, the send of 4 found no slot: {err}") from None
+        assert f.version == 4, f"VER-1 violated: send_async published {f.version}, expected 4"
+    finally:
+        for r in receivers:
+            r.close()
+        sender.close()

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import msgpack
 import pytest
+import torch
 
 from . import strategies as S
 from . import timing as tm
@@ -31,6 +32,7 @@ from .peers import (
     FIELDS,
     HEARTBEAT,
     LENGTH,
+    MAX_TO_RECEIVER,
     MAX_TO_SENDER,
     Joiner,
     PeerClosed,
@@ -48,8 +50,8 @@ from .peers import (
     with_repeated_key,
     without_optional,
 )
-from .rig import check_receiver_error, expect_error, waited
-from .verdict import TooSlow, in_time
+from .rig import Background, check_receiver_error, expect_error, waited
+from .verdict import TooSlow, checked_nothing, in_time
 from .wire_schema import negative, negatives
 
 #: Every test here reads or writes the channel's bytes through `handle.fileno()`.
@@ -1257,3 +1259,286 @@ def test_a_ready_error_carrying_a_version_is_a_violation(ws, rigs, closing):
         f"SM-S-9 violated: a Ready(error) carrying a version (Table 1: null on error) gave causes "
         f"{getattr(e, 'causes', None)}, not a violation")
     in_time(peer.closed_by_peer(tm.REACTION), "SM-S-9 violated: its channel stayed open")
+
+
+# ---- clauses of WIRE-2, WIRE-7 and WIRE-9 that need a condition of their own ----
+
+#: The manifest of the spec's test vectors: w float32[2, 3] at 0, step int64 (0-d) at 64, in 128-byte slots.
+VECTOR_SPEC = [("w", torch.float32, (2, 3)), ("step", torch.int64, ())]
+
+
+@pytest.mark.req("WIRE-9", "WIRE-5", "INIT-1", "LIFE-4")
+@pytest.mark.needs("push")
+def test_the_sender_writes_the_spec_vectors_exactly(ws, rigs, closing):
+    """The sender is driven to the very messages of the vectors: weights w float32[2, 3] and step int64, two slots
+    (max_slots=2), versions 1 to 7 sent to receiver 0 alone, then receiver 2 (played here) connects: its Init must
+    be the spec's Init frame byte for byte (version 7 in slot 1 of two 128-byte slots), the Receive of version 8
+    the spec's Receive frame (slot 0, no new slot), and close() must end its channel with the spec's Stop frame
+    (WIRE-9). Where the implementation lays the versions out otherwise (another slot for 7, another slot size,
+    both of which it may choose), the frames cannot be the vectors' and the test checks nothing."""
+    if sys.byteorder != "little":
+        pytest.skip("the vectors' Init says byteorder 'little'; this host's Init rightly says otherwise (WIRE-8)")
+    rig = rigs(S.distinct_weights(VECTOR_SPEC, 0), 3, connect=[0], max_slots=2)
+    for step in range(1, 8):
+        rig.send(S.distinct_weights(VECTOR_SPEC, step), workers=[0])
+    peer = ScriptedReceiver(rig.sender.handle(2), 2)
+    closing(peer)
+
+    def play():
+        try:
+            init, fds = peer.recv_past_heartbeats(tm.BOUND)  # a Heartbeat MAY come first (MSG-4)
+        except HarnessError as e:
+            raise TooSlow(f"INIT-1 violated: no Init reached receiver 2: {e}") from None
+        assert init.get("type") == "Init", f"SM-S-3 violated: receiver 2's first frame is {init!r:.200}, not Init"
+        raw = peer.frames_in[-1]
+        peer.take_slots(init["slots"], fds)
+        peer.send(ready(2, init["version"]))
+        return init, raw
+
+    init, raw = connect_beside(rig, 2, play, "INIT-4", "receiver 2 of the vectors")
+    got = frame(raw)
+    if (init["version"], init["slot"], [s["nbytes"] for s in init["slots"]]) != (7, 1, [128, 128]):
+        checked_nothing(f"the sender put version {init['version']} in slot {init['slot']} of slots "
+                        f"{[(s['slot'], s['nbytes']) for s in init['slots']]}: not the vectors' layout (7 in slot 1 of "
+                        "two 128-byte slots), which it may choose")
+    assert got == spec_vector("Init"), (f"WIRE-9 violated: the Init of the vectors' messages is {got.hex(' ')}, not "
+                                        f"the spec's Init frame {spec_vector('Init').hex(' ')}")
+    f = rig.send_async(S.distinct_weights(VECTOR_SPEC, 8), workers=[2])
+    m = next_receive(peer, "SEND-1")
+    if (m["version"], m["slot"]) != (8, 0):
+        checked_nothing(f"the sender sent version {m['version']} in slot {m['slot']}, not the vectors' 8 in slot 0")
+    got = frame(peer.frames_in[-1])
+    assert got == spec_vector("Receive"), (f"WIRE-9 violated: the Receive of version 8 in slot 0 is {got.hex(' ')}, "
+                                           f"not the spec's Receive frame {spec_vector('Receive').hex(' ')}")
+    peer.send(ack(2, 8))
+    waited(f, "SEND-1")
+    rig.sender.close()
+    try:
+        stop, _ = peer.recv_past_heartbeats(tm.REACTION + tm.SLACK)
+    except HarnessError as e:
+        raise TooSlow(f"LIFE-4 violated: close() sent receiver 2 no Stop: {e}") from None
+    except (PeerClosed, ConnectionResetError):
+        raise AssertionError("LIFE-4 violated: close() ended receiver 2's channel without Stop") from None
+    got = frame(peer.frames_in[-1])
+    assert got == spec_vector("Stop"), f"WIRE-9 violated: the Stop is {got.hex(' ')}, not the spec's Stop frame"
+
+
+@pytest.mark.req("WIRE-2", "WIRE-3", "INIT-3")
+@pytest.mark.needs("push", "mapping")
+def test_a_refusal_whose_uncut_detail_passes_the_frame_bound_still_fits_the_wire(ws):
+    """The sender's weights are twenty arrays whose names are 4,096 bytes each (WIRE-3's bound), the receiver's
+    target twenty others of the same length: a detail naming the missing and the unknown ones (the reference names
+    eight of each) passes 64 KiB, the bound of a receiver's frame (WIRE-2), not only the 4,096 bytes of a string
+    (WIRE-3). The receiver must still send one legal frame, its detail cut, so the sender names it with cause
+    'error' (its refusal, INIT-3), not 'violation', and the receiver's connect raises WeightsMismatchError."""
+    from .test_handshake import close
+    from .test_handshake import handshake as pair_handshake
+
+    ours = [f"s{i:02d}" + "n" * 4093 for i in range(20)]
+    theirs = [f"t{i:02d}" + "n" * 4093 for i in range(20)]
+    assert all(len(n.encode()) == 4096 for n in ours + theirs) and 16 * 4096 >= MAX_TO_SENDER
+    sender, receiver, tx, rx = pair_handshake(ws, {n: torch.zeros(3) for n in ours}, {n: torch.zeros(3) for n in theirs})
+    try:
+        if tx[0] == "hang":
+            raise TooSlow(f"INIT-5 violated: {tx[1]}")
+        status, e = tx
+        assert status == "err" and isinstance(e, ws.ReceiverError) and 0 in getattr(e, "workers", ()), (
+            f"INIT-3 violated: sender.connect with a target of other names gave {tx!r:.300}")
+        cause = getattr(e, "causes", {}).get(0)
+        assert cause != "violation", (
+            f"WIRE-2, WIRE-3 violated: the receiver's refusal of forty long names broke the wire: {str(e)[:300]}")
+        assert cause == "error", f"INIT-3 violated: the refusal reached the sender as {cause!r}, not 'error'"
+        assert rx[0] == "err" and isinstance(rx[1], ws.WeightsMismatchError), (
+            f"INIT-3 violated: receiver.connect with a mismatching target gave {rx!r:.300}")
+    finally:
+        close(receiver, sender)
+
+
+class _TimedReceiver(ScriptedReceiver):
+    """A scripted receiver that notes when it read the first byte of a frame and when it had the whole frame."""
+
+    def __init__(self, handle, rid: int, max_in: int):
+        super().__init__(handle, rid)
+        self.max_in = max_in  # frames from a sender: WIRE-2's bound of that direction
+        self.first_byte: float | None = None
+
+    def _read(self, bound: float) -> bool:
+        got = super()._read(bound)
+        if got and self.first_byte is None:
+            self.first_byte = time.monotonic()
+        return got
+
+
+#: How far below WIRE-2's 64 MiB the near-bound Init is made: room for what an implementation may lay out
+#: otherwise (longer integers for offsets, the SlotInfo of each slot), far less than its size.
+NEAR_BOUND_MARGIN = 256 * 1024
+
+
+def _near_bound_weights() -> tuple[dict, int]:
+    """Weights (0-d float32 arrays whose names are 4,096 bytes) whose canonical Init is within NEAR_BOUND_MARGIN of
+    64 MiB, and that Init's size as this suite encodes it (offsets 64 apart, two slots)."""
+    def entry(i: int) -> dict:
+        return {"name": f"{i:06d}" + "w" * 4090, "dtype": "float32", "shape": [], "device": "cpu", "offset": 64 * i,
+                "nbytes": 4}
+
+    one = len(pack(entry(10**5)))
+    n = (MAX_TO_RECEIVER - NEAR_BOUND_MARGIN) // one
+    slots = [{"slot": s, "device": "cpu", "nbytes": 64 * n, "ipc": []} for s in (0, 1)]
+    size = len(pack({"type": "Init", "protocol": "1.1", "receiver": 0, "manifest": [entry(i) for i in range(n)],
+                     "slots": slots, "version": 0, "slot": 0, "byteorder": sys.byteorder, "capabilities": [],
+                     "data_plane": None}))
+    return {entry(i)["name"]: torch.full((), float(i)) for i in range(n)}, size
+
+
+@pytest.mark.req("WIRE-2", "WIRE-7", "SEC-7", "INIT-1")
+@pytest.mark.needs("push", "mapping")
+def test_an_init_near_the_frame_bound_is_one_frame_written_within_the_frame_bound(ws):
+    """Weights of some sixteen thousand arrays whose names are 4,096 bytes: their Init, in canonical form, is within
+    256 KiB of 64 MiB, the bound of a sender's frame. Sender() takes them (the Init fits: SEC-7 refuses only one that
+    does not), and when a receiver (played here, reading as fast as it can) connects, the sender writes the Init as
+    one frame of at most 64 MiB (WIRE-2) listing every array, and sends its last byte within the frame bound of its
+    first (WIRE-7), while the caller of connect() waits."""
+    weights, size = _near_bound_weights()
+    assert MAX_TO_RECEIVER - 2 * NEAR_BOUND_MARGIN < size <= MAX_TO_RECEIVER - NEAR_BOUND_MARGIN // 2, size
+    try:
+        sender = ws.Sender(weights, 1, max_slots=2)
+    except ValueError as e:
+        raise AssertionError(f"SEC-7, WIRE-2 violated: Sender() refused weights whose Init is {size} bytes, within "
+                             f"the frame bound of {MAX_TO_RECEIVER}: {str(e)[:300]}") from None
+    peer = None
+    try:
+        peer = _TimedReceiver(sender.handle(0), 0, MAX_TO_RECEIVER)
+        box = {}
+
+        def connect():
+            try:
+                sender.connect(tm.T + tm.FRAME_BOUND * tm.SCALE)
+            except Exception as e:  # noqa: BLE001 - reported below
+                box["error"] = e
+
+        t = threading.Thread(target=connect, name="conformance-connect", daemon=True)
+        t.start()
+        try:
+            init, fds = peer.recv_past_heartbeats(tm.T + tm.FRAME_BOUND * tm.SCALE)
+        except HarnessError as e:
+            raise TooSlow(f"INIT-1, WIRE-7 violated: no whole Init reached the receiver: {e}") from None
+        last_byte = time.monotonic()
+        length = len(peer.frames_in[-1])
+        assert init.get("type") == "Init", f"INIT-1 violated: the first frame is {str(init)[:200]}"
+        assert length <= MAX_TO_RECEIVER, f"WIRE-2 violated: an Init of {length} bytes"
+        peer.take_slots(init["slots"], fds)
+        assert [e["name"] for e in init["manifest"]] == list(weights), (
+            "INIT-1 violated: the Init near the frame bound does not list every array in order")
+        elapsed = last_byte - peer.first_byte
+        in_time(elapsed <= tm.FRAME_BOUND * tm.SCALE,
+                f"WIRE-7 violated: the sender took {elapsed:.1f} s from the first byte of an Init of {length} bytes to "
+                f"its last, over the frame bound of {tm.FRAME_BOUND:g} s")
+        peer.send(ready(0, init["version"]))
+        t.join(tm.T + tm.SLACK)
+        in_time(not t.is_alive(), "INIT-4 violated: connect did not return after Ready")
+        assert "error" not in box, f"INIT-4 violated: connect raised {box.get('error')!r:.300}"
+    finally:
+        if peer is not None:
+            peer.close()
+        sender.close()
+
+
+def _own_peak() -> int | None:
+    """This process's peak virtual memory (VmPeak) in bytes, where the sender under test runs; None without /proc."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmPeak:"))
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
+@pytest.mark.req("WIRE-2", "SEC-1", "SM-S-9")
+@pytest.mark.needs("push")
+def test_a_length_prefix_of_4_gib_costs_the_sender_nothing(ws, rigs, closing):
+    """A receiver answers a pending Receive with the length prefix 0xFFFFFFFF and nothing after: the sender names it
+    with cause violation (WIRE-2), and this process's peak virtual memory, where the sender runs, grows by far less
+    than the 4 GiB announced: it allocated nothing for the payload (an allocation counts there even if never
+    touched). A peak already past what the allocation would reach hides it: a pass, never a false violation."""
+    rig, peer, k = scripted(rigs)
+    closing(peer)
+    f = rig.send_async(basic(1))
+    next_receive(peer, "SEND-1")
+    before = _own_peak()
+    peer.send_raw(b"\xff\xff\xff\xff")
+    _violated_error(ws, rig, f, k, "WIRE-2")
+    after = _own_peak()
+    if before is None or after is None:
+        pytest.skip("this process's memory cannot be read here (/proc)")
+    assert after - before < 1 << 30, (f"WIRE-2, SEC-1 violated: reading a length prefix of 4 GiB the sender's process "
+                                      f"grew by {(after - before) / 2**30:.1f} GiB of peak virtual memory")
+
+
+@pytest.mark.req("SEC-6", "ZC-3")
+@pytest.mark.needs("zero_copy", "push")
+def test_a_zero_copy_receiver_in_the_trainers_process_cannot_write_the_slot(ws):
+    """A zero-copy receiver made in the sender's own process (where the sender keeps its slots writable) holds
+    version 0. A child forked from this process, with the receiver's mappings as they are here, writes into one of
+    its weights: the write must fail there (an error or a fault: SEC-6, ZC-3), and the slot, as the receiver here
+    reads it, must still hold the bytes published. The child does only that one write, taking no lock."""
+    from .test_handshake import close
+
+    weights = basic(0)
+    sender = ws.Sender(weights, 1)
+    receiver = ws.Receiver(sender.handle(0), None, mode="push", zero_copy=True)
+    try:
+        box = Background(lambda: receiver.connect(tm.T), name="conformance-zero-copy-connect")
+        bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="sender.connect")
+        got = box.join(tm.T + tm.SLACK)
+        in_time(got is not None, "INIT-4 violated: the zero-copy receiver's connect did not return")
+        assert got == ("ok", 0), f"INIT-4 violated: the zero-copy receiver's connect gave {got!r:.300}"
+        with receiver.reading():
+            name, t = next((n, t) for n, t in receiver.weights.items() if t.numel())
+            before = {n: S.raw_bytes(w) for n, w in receiver.weights.items()}
+        assert before == {n: S.raw_bytes(w) for n, w in weights.items()}, "ZC-3 violated: version 0 is not as sent"
+        pid = os.fork()
+        if pid == 0:  # the child: one write, then out, whatever happens
+            code = 3
+            try:
+                with torch.no_grad():
+                    t.view(-1)[:1].fill_(1) if t.dtype is torch.bool else t.view(-1)[:1].add_(1)
+                code = 0
+            except BaseException:  # noqa: BLE001 - an error is the expected answer
+                code = 4
+            os._exit(code)
+        end = time.monotonic() + tm.T
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done or time.monotonic() > end:
+                break
+            time.sleep(0.01)  # not a bound: the child is looked at again until the deadline above
+        if not done:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            raise TooSlow(f"the child writing into {name!r} did not end within {tm.T:.0f} s")
+        with receiver.reading():
+            after = {n: S.raw_bytes(w) for n, w in receiver.weights.items()}
+        assert after == before, (f"SEC-6 violated: a write into {name!r} of a zero-copy receiver in the trainer's "
+                                 "process reached its slot")
+        assert not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0), (
+            f"SEC-6, ZC-3 violated: writing into {name!r} of a zero-copy receiver in the trainer's process succeeded "
+            "in the writing process (it must fail there: an error or a fault)")
+    finally:
+        close(receiver, sender)
+
+
+@pytest.mark.req("WIRE-3", "ACK-6", "SEND-7")
+@pytest.mark.needs("push")
+def test_an_error_ack_whose_detail_is_exactly_at_the_bound_is_taken(ws, rigs, closing):
+    """An Ack(error) whose detail is exactly 4,096 bytes of UTF-8 (two-byte characters): at WIRE-3's bound, not
+    past it, so it is the receiver's error (ACK-6), cause 'error', not a violation; its detail is reported."""
+    rig, peer, k = scripted(rigs)
+    closing(peer)
+    f = rig.send_async(basic(1))
+    v = next_receive(peer, "SEND-1")["version"]
+    detail = "\u00e9" * 2048
+    assert len(detail.encode()) == 4096
+    peer.send(ack(k, v, "error", detail))
+    e = expect_error(ws, "ReceiverError", f.wait, tm.T, ids="ACK-6, WIRE-3", what="wait()", naming=[k])
+    cause = getattr(e, "causes", {}).get(k)
+    assert cause == "error", (f"WIRE-3 violated: an Ack(error) whose detail is exactly 4,096 bytes reached the sender "
+                              f"as {cause!r}, not 'error': {str(e)[:300]}")
