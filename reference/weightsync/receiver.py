@@ -254,7 +254,8 @@ class Receiver:
             else:
                 self._map(msg.slots, fds)
                 msg = self._init = _on_device(msg, self._mapped[buffer])
-            self._strategy = apply.make(self.id, msg, self._target, self.zero_copy, {msg.slot: self._mapped[buffer]})
+            made = msg if net is None else _on_target_device(msg, self._target, self.zero_copy)  # NET-7
+            self._strategy = apply.make(self.id, made, self._target, self.zero_copy, {msg.slot: self._mapped[buffer]})
             self._apply(msg.version, buffer)
         except (WeightsMismatchError, RemoteProtocolError) as e:
             self._refuse(str(e), deadline)
@@ -550,3 +551,24 @@ def _on_device(init: Init, slot: Mapped) -> Init:
         return init
     return dataclasses.replace(init, manifest=tuple(dataclasses.replace(e, device=str(device)) for e in init.manifest))
 
+
+def _on_target_device(init: Init, target: layout.Weights | None, zero_copy: bool) -> Init:
+    """A network Init's manifest on the device of a copying receiver's target (NET-7).
+
+    The network carries host memory, so the manifest names the CPU; a target on one GPU
+    is checked against the rest of the manifest and each apply copies into it. A target
+    on several devices, or one whose tensors cannot be read, is left to the check, which
+    names what differs; a zero-copy receiver's target must be on the CPU.
+    """
+    if target is None or zero_copy:
+        return init
+    try:
+        devices = {t.device for t in layout.flatten(target, detach=False).values()}
+    except Exception:  # noqa: BLE001 - not weights: the strategy's check says so (INIT-3)
+        return init
+    if len(devices) != 1 or next(iter(devices)).type not in ("cpu", "cuda"):
+        return init
+    device = str(next(iter(devices)))
+    if all(e.device == device for e in init.manifest):
+        return init
+    return dataclasses.replace(init, manifest=tuple(dataclasses.replace(e, device=device) for e in init.manifest))

@@ -19,7 +19,7 @@ from typing import Any, TypeAlias
 
 import torch
 
-from . import layout, limits, netplane, transport, wire
+from . import layout, limits, netplane, rendezvous, transport, wire
 from .clock import Clock, Deadline, monotonic
 from .errors import FIX, LocalProtocolError, SyncTimeoutError, receivers_error
 from .future import RESTART_HINT, SendFuture
@@ -53,7 +53,8 @@ class Sender(Hub):
         num_workers: how many receivers, with ids `0 .. num_workers - 1`.
         devices: the slot device of each receiver (where the weights it reads live): a
             sequence indexed by receiver id, a function of the id, or None for the weights'
-            own device.
+            own device. A sender that listens on `tcp://` keeps its slots on the CPU
+            whatever device the weights are on (NET-7).
         ctx: the multiprocessing context the workers are started with (spawn or forkserver;
             a fork context is refused).
         max_slots: slots per slot device, at least 2. None: `num_workers + 2`, or 3 for a
@@ -98,7 +99,8 @@ class Sender(Hub):
         if len(sources) > 1:
             raise NotImplementedError(f"weights on several devices {sources}; move them to one device first")
         self._checker = layout.Checker(self._manifest)
-        targets = _slot_devices(devices, num_workers, torch.device(sources[0]))
+        network = listen is not None and rendezvous.parse_address(listen).kind == "tcp"
+        targets = _slot_devices(devices, num_workers, torch.device("cpu" if network else sources[0]), network)
         casts = _slot_dtypes(dtypes, num_workers, self._manifest)
         plans = {}  # (slot device, cast) -> (manifest on that device, bytes of one slot)
         for device, cast in dict.fromkeys(zip(targets, casts)):
@@ -412,7 +414,7 @@ class Sender(Hub):
         """Init without slots, naming the data plane; the Init's version follows on it (NET-1, NET-2)."""
         group = peer.group
         if group.device.type != "cpu":
-            self._gone(peer, f"slots on {group.device}: the network profile carries CPU slots (gloo) only")
+            self._gone(peer, f"slots on {group.device}: the network profile carries host memory (NET-7)")
             return
         channel, latest = peer.channel, group.latest
         assert channel is not None and self._listener is not None, "a network receiver joined by URL"
@@ -602,11 +604,16 @@ def _slot_dtypes(dtypes: torch.dtype | Sequence[torch.dtype | None] | Callable[[
 
 
 def _slot_devices(devices: Sequence[DeviceLike] | Callable[[int], DeviceLike] | None, n: int,
-                  source: torch.device) -> list[torch.device]:
-    """The slot device of each receiver: `devices[i]`, `devices(i)`, or the weights' device (CUDA-1)."""
+                  source: torch.device, network: bool = False) -> list[torch.device]:
+    """The slot device of each receiver: `devices[i]`, `devices(i)`, or the weights' device (CUDA-1); for a sender
+    that listens on TCP, the CPU (NET-7)."""
     wanted: list[DeviceLike] = [source] * n if devices is None else _per_receiver(devices, n, "devices")
     out = []
     for d in map(torch.device, wanted):
+        if network and d.type != "cpu":
+            raise ValueError(f"slot device {d} requested, but a sender that listens on tcp:// keeps its slots on the "
+                             "CPU: the network carries host memory, and a worker copies into a target on its GPU "
+                             "(NET-7). Leave devices= out")
         if d.type == "cuda":
             if not torch.cuda.is_available():
                 raise ValueError(f"slot device {d} requested, but CUDA is not available here")
