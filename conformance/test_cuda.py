@@ -195,3 +195,100 @@ def test_receiver_in_the_senders_process(ws):
             got = describe(r.weights)
         assert got == describe(basic(1)), "CUDA-5 violated: an in-process receiver does not hold the version sent"
         r.close()
+
+
+# ---- the network profile with weights on GPUs (NET-7) ----
+
+
+def _bytes(t: torch.Tensor) -> bytes:
+    return t.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+
+
+@pytest.mark.req("NET-7", "NET-1")
+@pytest.mark.needs("network", "rendezvous")
+def test_a_gpu_trainers_init_over_tcp_names_host_memory(ws):
+    """NET-7: a sender whose weights are on a GPU gives a receiver that joins over TCP an Init whose manifest names
+    the CPU for every entry: the network carries host memory."""
+    from .peers import Joiner
+
+    with ws.Sender(basic(0, "cuda:0"), 1, listen="tcp://127.0.0.1:0") as sender:
+        joiner = Joiner(sender.url(0))
+        try:
+            assert joiner.join().get("type") == "Welcome", "RDV-3: the URL's own secret was refused"
+            t = threading.Thread(target=lambda: _connect_quietly(sender), daemon=True)
+            t.start()
+            init = joiner.handshake(answer=False, bound=tm.T)
+            devices = {e["name"]: e["device"] for e in init["manifest"]}
+            assert set(devices.values()) == {"cpu"}, f"NET-7 violated: a TCP receiver's Init names {devices}"
+        finally:
+            joiner.close()
+
+
+def _connect_quietly(sender) -> None:
+    try:
+        sender.connect(timeout=tm.T)
+    except Exception:  # noqa: BLE001 - the joiner never answers: only the Init it was sent matters here
+        pass
+
+
+@pytest.mark.req("NET-7", "ACK-3", "INIT-3")
+@pytest.mark.needs("network", "rendezvous")
+def test_gpu_weights_reach_a_gpu_target_over_tcp_bit_for_bit(ws):
+    """NET-7: a trainer whose weights are on a GPU and a copying receiver whose target is on a GPU, joined over TCP:
+    the target is taken at connect (its device is its own), stays on the GPU, and holds each version bit for bit."""
+    target = {n: torch.zeros_like(t) for n, t in basic(0, "cuda:0").items()}
+    with ws.Sender(basic(0, "cuda:0"), 1, listen="tcp://127.0.0.1:0") as sender:
+        receiver = ws.Receiver(sender.url(0), target=target)
+        try:
+            joined: list = []
+            t = threading.Thread(target=lambda: joined.append(receiver.connect(tm.T)), daemon=True)
+            t.start()
+            sender.connect(timeout=tm.T)
+            t.join(tm.T)
+            assert joined == [0], f"NET-7 violated: a target on a GPU was not taken over TCP ({joined})"
+            for k in range(1, 4):
+                weights = basic(k, "cuda:0")
+                assert sender.send(weights, timeout=tm.T) == k
+                with receiver.reading():
+                    assert receiver.version == k
+                    for name, want in weights.items():
+                        got = target[name]
+                        assert got.device.type == "cuda", f"NET-7 violated: {name} left the GPU ({got.device})"
+                        assert _bytes(got) == _bytes(want), f"ACK-3 violated: {name} of version {k} differs"
+        finally:
+            receiver.close()
+
+
+@pytest.mark.req("NET-7", "INIT-3")
+@pytest.mark.needs("network", "rendezvous", "zero_copy", "module")
+def test_a_zero_copy_receiver_over_tcp_refuses_a_target_on_a_gpu(ws):
+    """NET-7: a zero-copy receiver's weights are its host buffers, so a module target on a GPU is refused at
+    connect (WeightsMismatchError there, ReceiverError at the sender), never rebound to host memory."""
+    module = torch.nn.Linear(4, 3).cuda()
+    weights = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    with ws.Sender(weights, 1, listen="tcp://127.0.0.1:0") as sender:
+        receiver = ws.Receiver(sender.url(0), target=module, zero_copy=True)
+        raised: list = []
+
+        def join():
+            try:
+                receiver.connect(tm.T)
+            except Exception as e:  # noqa: BLE001 - what it raised is the observation
+                raised.append(e)
+
+        t = threading.Thread(target=join, daemon=True)
+        t.start()
+        try:
+            try:
+                sender.connect(timeout=tm.T)
+                refused = None
+            except Exception as e:  # noqa: BLE001
+                refused = e
+            t.join(tm.T)
+            assert type(refused).__name__ == "ReceiverError", (
+                f"NET-7 violated: a zero-copy receiver took a GPU target over TCP (sender.connect: {refused!r})")
+            assert raised and type(raised[0]).__name__ == "WeightsMismatchError", (
+                f"INIT-3 violated: receiver.connect raised {raised!r}, not WeightsMismatchError")
+            assert all(p.device.type == "cuda" for p in module.parameters()), "NET-7 violated: the target was rebound"
+        finally:
+            receiver.close()

@@ -393,3 +393,36 @@ def test_closed_zero_copy_receiver_keeps_its_weights_and_lets_the_slot_go(local)
     for name, t in pattern(MANIFEST, 1).items():
         got = weights[name].cpu().reshape(-1).view(torch.uint8)
         assert torch.equal(got, t.reshape(-1).view(torch.uint8)), name
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("mode", ["push", "pull"])
+def test_gpu_weights_cross_tcp_into_a_gpu_target_bit_for_bit(mode):
+    """NET-7, ACK-3: a trainer whose weights are on a GPU, listening on TCP, and a receiver whose target is on the
+    GPU: host memory crosses the network (the slots and the Init's manifest are on the CPU), and each version lands
+    in the target's own tensors, on the GPU, bit for bit."""
+    weights = on("cuda", pattern(MANIFEST, 0))
+    target = {k: torch.zeros_like(v) for k, v in weights.items()}
+    held = {k: v.data_ptr() for k, v in target.items()}
+    with ws.Sender(weights, 1, listen="tcp://127.0.0.1:0") as sender:
+        assert {e.device for e in sender.manifest} == {f"cuda:{torch.cuda.current_device()}"}
+        assert [d.type for d in sender._pool.groups] == ["cpu"], "NET-7: a TCP listener's slots are host memory"
+        receiver = ws.Receiver(sender.url(0), target=target, mode=mode)
+        try:
+            joining = threading.Thread(target=receiver.connect, args=(60,), daemon=True)
+            joining.start()
+            sender.connect(timeout=60)
+            joining.join(60)
+            assert receiver.version == 0
+            for v in range(1, 4):
+                future = sender.send_async(on("cuda", pattern(MANIFEST, v)), timeout=30)
+                if mode == "pull":
+                    deadline = time.monotonic() + 30
+                    while receiver.version != v and time.monotonic() < deadline:
+                        receiver.poll(timeout=0.2)
+                assert future.wait(timeout=30) == v
+                assert all(t.device.type == "cuda" for t in target.values())
+                assert {k: t.data_ptr() for k, t in target.items()} == held, "the target's own tensors are written"
+                assert_holds_cpu(receiver, pattern(MANIFEST, v), v)
+        finally:
+            receiver.close()

@@ -89,3 +89,47 @@ def test_the_read_fence_of_a_cpu_receiver_does_nothing():
     fence.record()
     fence.wait()
     assert fence._events == {}
+
+
+# ---- the network profile with weights on GPUs (NET-7): the parts that need no GPU ----
+
+
+def test_a_sender_listening_on_tcp_keeps_its_slots_on_the_cpu():
+    """NET-7: a TCP listener's slots are host memory by default, and a GPU slot device is refused with the remedy
+    (before any CUDA call: the rule holds on a machine without a GPU too)."""
+    import weightsync as ws
+    from weightsync import sender as sender_module
+
+    assert sender_module._slot_devices(None, 2, torch.device("cpu"), network=True) == [torch.device("cpu")] * 2
+    for devices in (["cuda"], ["cuda:0"], lambda i: "cuda:1"):
+        with pytest.raises(ValueError, match="NET-7"):
+            ws.Sender({"w": torch.zeros(4)}, 1, listen="tcp://127.0.0.1:0", devices=devices)
+    with ws.Sender({"w": torch.zeros(4)}, 1, listen="tcp://127.0.0.1:0", devices=["cpu"]) as s:
+        assert s.manifest[0].device == "cpu"
+
+
+class _Fake:
+    """Stands for a tensor on a device this machine lacks: flatten() yields it, the rewrite reads its device."""
+
+    def __init__(self, device: str):
+        self.device = torch.device(device)
+
+
+def test_a_network_receivers_manifest_moves_to_its_targets_device(monkeypatch):
+    """NET-7: a copying network receiver checks its target against the manifest on the target's own device (one
+    device); the Init is left alone for no target, a zero-copy receiver, a CPU target or a target on two devices."""
+    from weightsync import receiver as receiver_module
+    from weightsync.messages import Init
+
+    manifest = (Entry("a", "float32", (2,), "cpu", 0, 8), Entry("b", "int64", (), "cpu", 64, 8))
+    init = Init("1.1", 0, manifest, (), 0, 0)
+    on = receiver_module._on_target_device
+    assert on(init, None, False) is init
+    assert on(init, {"a": torch.zeros(2), "b": torch.tensor(0)}, False) is init
+    monkeypatch.setattr(layout, "flatten", lambda target, detach=True: {k: _Fake(d) for k, d in target.items()})
+    moved = on(init, {"a": "cuda:1", "b": "cuda:1"}, False)
+    assert [e.device for e in moved.manifest] == ["cuda:1", "cuda:1"]
+    assert [(e.name, e.dtype, e.shape, e.offset, e.nbytes) for e in moved.manifest] == [
+        (e.name, e.dtype, e.shape, e.offset, e.nbytes) for e in manifest]
+    assert on(init, {"a": "cuda:1", "b": "cuda:1"}, True) is init  # zero-copy: its weights are the host buffers
+    assert on(init, {"a": "cuda:0", "b": "cuda:1"}, False) is init  # two devices: the check names what differs

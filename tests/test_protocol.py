@@ -408,8 +408,8 @@ def test_heartbeat_changes_nothing_on_either_side():
 
 
 def test_the_join_machines_follow_table_14_1():
+    from weightsync.join import JoinMachine, JoinState
     from weightsync.messages import Hello, Join, Refuse, Welcome
-    from weightsync.protocol import JoinMachine, JoinState
 
     joiner = JoinMachine(listener=False)
     assert joiner.handle(Hello("1.1", b"n" * 32)) is JoinState.JOINING

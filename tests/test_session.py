@@ -12,8 +12,9 @@ import pytest
 from weightsync import limits, wire
 from weightsync.errors import RemoteProtocolError
 from weightsync.messages import OK, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
-from weightsync.protocol import Liveness, PeerMachine, ReceiverMachine, Settled
+from weightsync.protocol import PeerMachine, ReceiverMachine, Settled
 from weightsync.session import HEARTBEAT_DUE, Ended, Message, Session
+from weightsync.timers import Liveness
 
 
 def sender_session(network: bool = False, now: float = 0.0) -> tuple[Session, PeerMachine]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from weightsync import protocol
+from weightsync import join, protocol
 
 SPEC = Path(__file__).resolve().parent.parent / "spec" / "04-state-machines.md"
 MACHINES = {"SM-S": protocol.SENDER_TABLE, "SM-R": protocol.RECEIVER_TABLE}
@@ -133,10 +133,10 @@ JOIN_SPEC = SPEC.parent / "14-rendezvous.md"
 
 
 def test_join_table_equals_protocol_join_table():
-    """RDV-3..RDV-7: Table 14-1 and protocol.JOIN_TABLE hold the same rows in the same order, and the
+    """RDV-3..RDV-7: Table 14-1 and join.JOIN_TABLE hold the same rows in the same order, and the
     join machine takes a listener's events only at the listener and a joiner's only at the joiner."""
     spec = spec_table(JOIN_SPEC.read_text())
-    code = code_table(protocol.JOIN_TABLE)
+    code = code_table(join.JOIN_TABLE)
     assert spec == code, _differences(spec, code)
     sides = {}
     lines = JOIN_SPEC.read_text().splitlines()
@@ -144,17 +144,17 @@ def test_join_table_equals_protocol_join_table():
         cells = _cells(line) if line.startswith("|") else []
         if len(cells) >= 4 and (_norm(cells[0]), _norm(cells[1]), _norm(cells[2])) in set(spec):
             sides[(_norm(cells[0]), _norm(cells[1]))] = _norm(cells[3])
-    for (state, event), nxt in protocol.JOIN_TABLE.items():
+    for (state, event), nxt in join.JOIN_TABLE.items():
         side = sides[(_norm(state.value), _norm(event))]
         for listener in (True, False):
-            m = protocol.JoinMachine(listener)
+            m = join.JoinMachine(listener)
             m.state = state
             if side == "both" or (side == "listener") == listener:
                 assert m._step(event) is nxt
             else:
                 with pytest.raises(protocol.RemoteProtocolError):
                     m._step(event)
-                assert m.state is protocol.JoinState.ENDED
+                assert m.state is join.JoinState.ENDED
 
 
 # ---- Table 12-1, the wire's fields, and the bounds of WIRE-2 and WIRE-3 ----

@@ -1,7 +1,7 @@
 """The protocol's timing rules on a fake clock: WIRE-7's frame bound, NET-4's lease and heartbeat,
 SEND-7's window, deadlines, and the network times a caller may choose (API-10).
 
-Each rule lives in the core (protocol.py, limits.py, clock.py) and takes the time as an
+Each rule lives in the core (timers.py, limits.py, clock.py) and takes the time as an
 argument, so these run in milliseconds what would take seconds of real waiting.
 """
 
@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from weightsync import limits, protocol, transport, wire
+from weightsync import limits, timers, transport, wire
 from weightsync.clock import Deadline, FakeClock, millis
 from weightsync.errors import RemoteProtocolError
 from weightsync.messages import Heartbeat, Stop
@@ -19,7 +19,7 @@ from weightsync.messages import Heartbeat, Stop
 
 def test_a_frame_is_overdue_only_after_the_frame_bound():
     """WIRE-7: a frame started at t may take up to the bound; one moment more is a violation."""
-    timer = protocol.FrameTimer()
+    timer = timers.FrameTimer()
     assert timer.bound == limits.FRAME_BOUND == limits.REACTION_BOUND
     timer.update(True, 100.0)
     timer.update(True, 105.0)  # more bytes of the same frame do not restart the clock
@@ -77,14 +77,14 @@ def test_a_finished_frame_stops_the_frame_clock(clocked):
 
 def test_liveness_says_heartbeat_then_expires():
     """NET-4: Heartbeat after `heartbeat` seconds of our silence; the channel ends after `lease` of the peer's."""
-    live = protocol.Liveness(0.0, lease=5.0, heartbeat=1.0)
+    live = timers.Liveness(0.0, lease=5.0, heartbeat=1.0)
     assert live.due(0.5) is None and live.left(0.5) == pytest.approx(0.5)
-    assert live.due(1.0) == protocol.Liveness.HEARTBEAT_DUE
+    assert live.due(1.0) == timers.Liveness.HEARTBEAT_DUE
     live.speak(1.0)
     assert live.due(1.5) is None
-    assert live.due(5.0) == protocol.Liveness.HEARTBEAT_DUE  # not expired at exactly the lease
+    assert live.due(5.0) == timers.Liveness.HEARTBEAT_DUE  # not expired at exactly the lease
     live.speak(5.0)
-    assert live.due(5.001) == protocol.Liveness.EXPIRED  # heard nothing for longer than the lease
+    assert live.due(5.001) == timers.Liveness.EXPIRED  # heard nothing for longer than the lease
     live.hear(5.5)  # any frame counts, Heartbeat included (MSG-4)
     assert live.due(5.6) is None
     assert live.left(5.6) == pytest.approx(0.4)  # the next heartbeat, sooner than the lease
@@ -99,7 +99,7 @@ def test_a_receiver_speaks_well_within_a_short_lease():
 
 def test_the_settle_window_opens_at_the_first_failure_only():
     """SEND-7: the window is one second from the first failure; later failures do not extend it."""
-    window = protocol.SettleWindow()
+    window = timers.SettleWindow()
     assert window.closes is None and not window.over(1e9)
     window.failed(10.0)
     window.failed(10.7)
@@ -218,7 +218,7 @@ def test_heartbeats_are_budgeted_per_channel():
     """SEC-8: a burst of 64 Heartbeats passes, the 65th at the same instant is a violation; the budget refills
     at 64 a second, so one a second (NET-4's pace) never runs out."""
     from weightsync.errors import RemoteProtocolError
-    from weightsync.protocol import HeartbeatBudget
+    from weightsync.timers import HeartbeatBudget
 
     budget = HeartbeatBudget(0.0)
     for _ in range(64):
@@ -265,3 +265,108 @@ def test_one_fill_reads_frames_on_both_sides_of_handles_and_keeps_none_of_its_bu
         b.close()
         os.close(r)
         os.close(w)
+
+
+# ---- the drivers on one injected clock (clock=): a lease, a join bound and a settle window in milliseconds ----
+
+
+def _live_joiner(sender):
+    """The suite's scripted joiner, joined and live over TCP, silent from then on (no Heartbeat)."""
+    from conformance.peers import Joiner, ready
+
+    joiner = Joiner(sender.url(0))
+    assert joiner.join().get("type") == "Welcome"
+    init = joiner.handshake(answer=False)
+    joiner.send({**ready(0, init["version"]), "capabilities": ["network"]})
+    sender.connect(timeout=10, workers=[0])
+    return joiner
+
+
+def test_a_sender_reads_the_lease_off_its_clock():
+    """NET-4 on the sender's injected clock: a silent receiver is named gone once the clock passed the default
+    5 s lease, at the next call, after milliseconds of real time; before the jump, the same call finds it live."""
+    import time
+
+    import torch
+
+    import weightsync as ws
+    from weightsync.clock import ShiftedClock
+
+    clock = ShiftedClock()
+    with ws.Sender({"w": torch.zeros(4)}, 1, listen="tcp://127.0.0.1:0", clock=clock) as sender:
+        joiner = _live_joiner(sender)
+        try:
+            assert sender.send_async(timeout=5).version == 1  # live: published, no error
+            clock.advance(limits.LEASE + 0.5)
+            t0 = time.monotonic()
+            with pytest.raises(ws.ReceiverDiedError, match="lease expired"):
+                sender.send(timeout=5)
+            assert time.monotonic() - t0 < 1.0, "the lease was read off the real clock, not the sender's"
+        finally:
+            joiner.close()
+
+
+def test_a_listener_reads_the_join_bound_off_its_clock():
+    """RDV-6 on the sender's injected clock: a connection that sends no Join is closed once the clock passed
+    the 10 s join bound, by the next call that looks at the listener, in milliseconds of real time."""
+    import time
+
+    import torch
+
+    import weightsync as ws
+    from conformance.peers import Joiner
+    from weightsync.clock import ShiftedClock
+
+    clock = ShiftedClock()
+    with ws.Sender({"w": torch.zeros(4)}, 1, listen="tcp://127.0.0.1:0", clock=clock) as sender:
+        idle = Joiner(sender.url(0))  # read Hello, and says nothing
+        try:
+            with pytest.raises(ws.SyncTimeoutError):
+                sender.connect(timeout=0.05)  # the join is under way, within its bound: left alone
+            assert not idle.closed_by_peer(0.05)
+            clock.advance(limits.JOIN_BOUND + 0.5)
+            t0 = time.monotonic()
+            with pytest.raises(ws.SyncTimeoutError):
+                sender.connect(timeout=0.05)
+            assert idle.closed_by_peer(2.0), "the join outlived its bound on the sender's clock"
+            assert time.monotonic() - t0 < 1.0
+        finally:
+            idle.close()
+
+
+def test_a_wait_reads_the_settle_window_off_the_senders_clock():
+    """SEND-7 on the sender's injected clock: with one target failed and one silent, wait(0) inside the settle
+    window names the silent one timed out; once the clock passed the window, the same wait names the failure
+    alone, at once."""
+    import threading
+
+    import torch
+
+    import weightsync as ws
+    from conformance.peers import ScriptedReceiver, ack
+    from weightsync.clock import ShiftedClock
+
+    clock = ShiftedClock()
+    with ws.Sender({"w": torch.zeros(4)}, 2, clock=clock) as sender:
+        peers = [ScriptedReceiver(sender.handle(i), i) for i in range(2)]
+        try:
+            shakes = [threading.Thread(target=p.handshake, kwargs={"bound": 10}) for p in peers]
+            for t in shakes:
+                t.start()
+            sender.connect(timeout=10)
+            for t in shakes:
+                t.join(10)
+            future = sender.send_async(timeout=5)
+            for p in peers:
+                p.next_receive(5)
+            peers[0].send(ack(0, future.version, "error", "refused on purpose"))
+            with pytest.raises(ws.SyncTimeoutError) as inside:
+                future.wait(0)
+            assert inside.value.causes == {0: "error", 1: "timeout"}
+            clock.advance(limits.SETTLE_WINDOW + 0.1)
+            with pytest.raises(ws.ReceiverError) as after:
+                future.wait(0)
+            assert after.value.causes == {0: "error"}, "the window closed on the sender's clock names failures only"
+        finally:
+            for p in peers:
+                p.close()

@@ -28,6 +28,25 @@ class FakeClock:
         self.now += seconds
 
 
+class ShiftedClock:
+    """The monotonic clock plus the jumps a test makes: `clock.advance(s)` moves it on at once.
+
+    For drivers, which block in poll() and on locks: their waits still end in real time,
+    while a lease, a join bound or a settle window sees the jump and falls due at once,
+    so a test of a 5 s lease takes milliseconds. (A FakeClock, which never moves by itself,
+    suits the pure core: a driver's wait on it would never end.)
+    """
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+
+
 class Deadline:
     """A point in time after which blocking calls stop; a timeout of None waits forever.
 

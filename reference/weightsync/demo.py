@@ -20,6 +20,7 @@ import torch
 import torch.multiprocessing as mp
 from torch import nn
 
+from .clock import Deadline
 from .errors import WeightSyncError
 from .receiver import Receiver
 from .sender import Sender
@@ -153,8 +154,8 @@ def _collect(readers, published):
     """Reads worker reports until every worker's pipe ends, each wait bounded."""
     checks, failures, finals = 0, [], {}
     open_readers = list(readers)
-    deadline = time.monotonic() + 60
-    while open_readers and time.monotonic() < deadline:
+    deadline = Deadline(60)
+    while open_readers and not deadline.expired():
         for r in connection.wait(open_readers, timeout=1.0):
             try:
                 kind, i, version, value = r.recv()

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .clock import Deadline
+from .clock import Clock, Deadline, monotonic
 from .errors import FIX, RESTART, TIMEOUT, ClosedError, WeightSyncError, receivers_error
 from .messages import OK
-from .protocol import SettleWindow
+from .timers import SettleWindow
 
 log = logging.getLogger("weightsync")
 
@@ -58,15 +57,15 @@ class SendFuture:
     """
 
     def __init__(self, version: int, workers: list[int], refresh: Callable[[], None],
-                 wait: Callable[[SendFuture, Deadline], int], nbytes: int = 0):
+                 wait: Callable[[SendFuture, Deadline], int], nbytes: int = 0, clock: Clock = monotonic):
         #: What the sender lends a future: read the answers that arrived (never blocks), and wait for this one.
-        self._refresh, self._wait = refresh, wait
+        self._refresh, self._wait, self._clock = refresh, wait, clock
         self.version = version
         self.workers = list(workers)
         self._outcome: dict[int, tuple[str, str]] = {}  # worker -> (OK or a failure cause, detail)
         self._window = SettleWindow()  # opened by the first failure (SEND-7)
         self._closed_on: list[int] | None = None  # the targets that had not answered when close() ran
-        self._nbytes, self._publish_s, self._published = nbytes, 0.0, time.monotonic()
+        self._nbytes, self._publish_s, self._published = nbytes, 0.0, clock()
         self._answered: dict[int, float] = {}
         # Callbacks not yet run, or None once they ran; changed only under _calls, held for list operations only.
         self._callbacks: list[Callable[[SendFuture], Any]] | None = []
@@ -103,7 +102,7 @@ class SendFuture:
             if error is not None:
                 raise error
             return self.version
-        return self._wait(self, Deadline(timeout))
+        return self._wait(self, Deadline(timeout, self._clock))
 
     def _close(self) -> None:
         """The sender closed: targets that have not answered never will (LIFE-8)."""
@@ -118,9 +117,9 @@ class SendFuture:
         if worker in self._outcome or worker not in self.workers:
             return
         self._outcome[worker] = (cause, detail)
-        self._answered[worker] = time.monotonic() - self._published
+        self._answered[worker] = self._clock() - self._published
         if cause != OK:
-            self._window.failed(time.monotonic())
+            self._window.failed(self._clock())
 
     def _settle_by(self) -> float | None:
         """When a wait should stop collecting answers and raise the failures it knows (SEND-7)."""
@@ -147,7 +146,7 @@ class SendFuture:
 
     def _published_after(self, seconds: float) -> None:
         """The sender wrote every Receive: answers are timed from now."""
-        self._publish_s, self._published = seconds, time.monotonic()
+        self._publish_s, self._published = seconds, self._clock()
 
     @property
     def figures(self) -> SendFigures:

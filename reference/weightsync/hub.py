@@ -22,14 +22,13 @@ import logging
 import os
 import select
 import threading
-import time
 import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import limits, netplane, transport, wire
-from .clock import Deadline, millis
+from .clock import Clock, Deadline, millis, monotonic
 from .errors import (
     ClosedError,
     LocalProtocolError,
@@ -38,11 +37,12 @@ from .errors import (
 )
 from .messages import Heartbeat
 from .netplane import Lane
-from .protocol import Liveness, PeerMachine, Settled
+from .protocol import PeerMachine, Settled
 from .rendezvous import Listener
 from .rwlock import unlock
 from .session import Ended
 from .slots import Group, SlotPool
+from .timers import Liveness
 from .transport import Channel, Handle
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ log = logging.getLogger("weightsync")
 
 
 @dataclass
-class _Peer:
+class Peer:
     machine: PeerMachine
     channel: Channel | None  # None while a receiver that joins by URL has not come
     handle: Handle | None  # None once consumed, and for a receiver that joins by URL
@@ -79,13 +79,15 @@ class Hub:
     _futures: dict[int, SendFuture]  # Sender's: each version whose targets have not all answered
 
     if TYPE_CHECKING:  # provided by Sender
-        def _send_init(self, peer: _Peer) -> None: ...
+        def _send_init(self, peer: Peer) -> None: ...
         def close(self) -> None: ...
 
     def __init__(self, pool: SlotPool, listen: str | None, num_workers: int,
-                 times: tuple[float, float, float] = (limits.LEASE, limits.HEARTBEAT, limits.TRANSFER_TIMEOUT)):
+                 times: tuple[float, float, float] = (limits.LEASE, limits.HEARTBEAT, limits.TRANSFER_TIMEOUT),
+                 clock: Clock = monotonic):
         #: The network profile's lease, heartbeat and transfer timeout (API-10, NET-3, NET-4).
         self._lease, self._heartbeat, self._transfer_timeout = times
+        self._clock = clock  # every timer's, and every deadline's
         self._mu = threading.Lock()
         self._cv = threading.Condition(self._mu)
         self._polling = False
@@ -93,7 +95,7 @@ class Hub:
         self._holds = 0
         self._closed = False
         self._pool = pool
-        self._peers: list[_Peer] = []
+        self._peers: list[Peer] = []
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         self._stop_r, self._stop_w = os.pipe()
@@ -108,7 +110,7 @@ class Hub:
         self._finalizer = weakref.finalize(self, _release_when_free, self._mu, self._peers, pool, self._closables,
                                            self._retired, (self._wake_r, self._wake_w, self._stop_r, self._stop_w))
         try:
-            self._listener = Listener(listen, num_workers) if listen is not None else None
+            self._listener = Listener(listen, num_workers, clock) if listen is not None else None
         except BaseException:
             self._finalizer()
             raise
@@ -162,7 +164,7 @@ class Hub:
         finally:
             if held:
                 self._holds -= 1
-            _notify(self._cv)
+            notify_all(self._cv)
 
     def _wake(self) -> None:
         try:
@@ -191,7 +193,7 @@ class Hub:
                 poller.register(self._listener.fileno(), select.POLLIN)
             for ch in items:
                 by_fd[ch.fileno()] = ch
-                poller.register(ch.fileno(), transport._IN | (select.POLLOUT if ch.wants_write else 0))
+                poller.register(ch.fileno(), transport.IN_EVENTS | (select.POLLOUT if ch.wants_write else 0))
             released = False
             try:
                 self._polling = True
@@ -202,14 +204,14 @@ class Hub:
                 if released:
                     self._mu.acquire()
                 self._polling = False
-                _notify(self._cv)
+                notify_all(self._cv)
             if self._closed:
                 raise ClosedError("the sender was closed while this call waited (LIFE-6)")
             ready: list[Channel | Listener | None] = []
             for fd, ev in events:
                 item = by_fd[fd]
                 if isinstance(item, Channel):
-                    item.hup = bool(ev & transport._HUP)
+                    item.hup = bool(ev & transport.HUP_EVENTS)
                 ready.append(item)
             self._serve(ready)
         if self._closed:
@@ -241,7 +243,7 @@ class Hub:
                                       if ch.partial_since is not None]
         if self._listener is not None:
             timers.append(self._listener.timer())
-            now = time.monotonic()
+            now = self._clock()
             timers += [p.liveness.left(now) for p in self._peers if p.liveness is not None and p.machine.active]
         due = [t for t in timers if t is not None]
         return min(due) if due else None
@@ -300,17 +302,17 @@ class Hub:
         """Why receiver `rid` may not join now, or None (RDV-5)."""
         return self._peers[rid].machine.refuses_join(self._closed)
 
-    def _adopt(self, peer: _Peer, channel: Channel) -> None:
+    def _adopt(self, peer: Peer, channel: Channel) -> None:
         """A receiver that joined by URL takes id `rid`: a new channel, as a new handle gives (SM-S-5, RDV-5)."""
         peer.machine.joined()
         self._drop(peer)
         assert self._listener is not None, "only a listening sender adopts joiners"
         network = not self._listener.address.carries_handles
-        self._use(peer, channel, None, Liveness(time.monotonic(), self._lease, self._heartbeat) if network else None)
+        self._use(peer, channel, None, Liveness(self._clock(), self._lease, self._heartbeat) if network else None)
         log.debug("receiver %d joined by URL", peer.machine.id)
         self._send_init(peer)
 
-    def _lane_failed(self, peer: _Peer, incarnation: int, why: str) -> None:
+    def _lane_failed(self, peer: Peer, incarnation: int, why: str) -> None:
         """A lane's transfer failed (from the lane's thread): that incarnation is gone (NET-3).
 
         The lane's thread never takes the lock, so it cannot wait on a caller: it leaves the
@@ -320,26 +322,26 @@ class Hub:
         peer.lane_failure = (incarnation, why)
         self._wake()
 
-    def _new_peer(self, i: int, group: Group, pair: bool | None = None) -> _Peer:
+    def _new_peer(self, i: int, group: Group, pair: bool | None = None) -> Peer:
         """A receiver's record; with a socket pair and a handle unless it will join by URL."""
-        peer = _Peer(PeerMachine(i), None, None, group)
+        peer = Peer(PeerMachine(i), None, None, group)
         if self._listener is None if pair is None else pair:
             self._pair(peer)
         return peer
 
-    def _pair(self, peer: _Peer) -> Handle:
+    def _pair(self, peer: Peer) -> Handle:
         """A new socket pair for a receiver: our end its channel, the other end its handle (LIFE-2)."""
         ours, theirs = transport.socket_pair()
         handle = Handle(peer.machine.id, theirs)
-        self._use(peer, Channel(ours, allowed=wire.FROM_RECEIVER, max_in=wire.MAX_TO_SENDER), handle)
+        self._use(peer, Channel(ours, allowed=wire.FROM_RECEIVER, max_in=wire.MAX_TO_SENDER, now=self._clock), handle)
         return handle
 
-    def _use(self, peer: _Peer, channel: Channel, handle: Handle | None, liveness: Liveness | None = None) -> None:
+    def _use(self, peer: Peer, channel: Channel, handle: Handle | None, liveness: Liveness | None = None) -> None:
         """`channel` becomes the receiver's; its session judges what arrives with the receiver's machine."""
         channel.session.attach(peer.machine, liveness)
         peer.channel, peer.handle = channel, handle
 
-    def _replace(self, peer: _Peer) -> None:
+    def _replace(self, peer: Peer) -> None:
         """A new channel for a failed, gone or connecting receiver (SM-S-5, LIFE-2), or for an unconnected one
         whose handle went to a process (CON-3)."""
         peer.machine.new_handle()  # raises LocalProtocolError where the table has no such step
@@ -347,7 +349,7 @@ class Hub:
         self._pair(peer)
         self._wake()
 
-    def _drop(self, peer: _Peer) -> None:
+    def _drop(self, peer: Peer) -> None:
         """Closes a receiver's channel, lane and any handle given out for it, before a new one replaces them."""
         self._retire(peer)
         if peer.channel is not None:
@@ -355,7 +357,7 @@ class Hub:
         if peer.handle is not None:
             peer.handle.conn.close()
 
-    def _write(self, peer: _Peer, msg: object, fds: tuple[int, ...] = ()) -> None:
+    def _write(self, peer: Peer, msg: object, fds: tuple[int, ...] = ()) -> None:
         ch = peer.channel
         if ch is None:
             raise LocalProtocolError(f"receiver {peer.machine.id} is not connected (SEND-4)")
@@ -367,23 +369,23 @@ class Hub:
         if ch.wants_write and self._polling:
             self._wake()  # the polling thread must watch for room to write
 
-    def _gone(self, peer: _Peer, why: str) -> None:
+    def _gone(self, peer: Peer, why: str) -> None:
         log.warning("receiver %d is gone: %s", peer.machine.id, why)
         self._cut_off(peer, peer.machine.channel_closed(why))
 
-    def _violation(self, peer: _Peer, error: RemoteProtocolError) -> None:
+    def _violation(self, peer: Peer, error: RemoteProtocolError) -> None:
         """A receiver that broke the protocol is cut off and fails what waits on it (SM-S-9)."""
         log.error("receiver %d broke the protocol: %s", peer.machine.id, error)
         self._cut_off(peer, peer.machine.violation(error))
 
-    def _cut_off(self, peer: _Peer, failed: Iterable[int]) -> None:
+    def _cut_off(self, peer: Peer, failed: Iterable[int]) -> None:
         """Closes a receiver's channel and data-plane lane, then fails the versions that were pending on it."""
         if peer.channel is not None:
             peer.channel.close()
         self._retire(peer)
         self._fail(peer, failed)
 
-    def _retire(self, peer: _Peer) -> None:
+    def _retire(self, peer: Peer) -> None:
         """Aborts a receiver's lane without waiting for its thread (it may be building a group, which cannot be
         interrupted); close() waits for it, bounded, among the others."""
         lane, peer.lane = peer.lane, None
@@ -392,12 +394,12 @@ class Hub:
             self._retired[:] = [old for old in self._retired if old.thread.is_alive()]  # the finalizer's list
             self._retired.append(lane)
 
-    def _fail(self, peer: _Peer, versions: Iterable[int]) -> None:
+    def _fail(self, peer: Peer, versions: Iterable[int]) -> None:
         m = peer.machine
         for v in versions:
             self._settle_one(v, m.id, m.cause, m.failure)
 
-    def _settle(self, peer: _Peer, settled: Settled) -> None:
+    def _settle(self, peer: Peer, settled: Settled) -> None:
         for v in settled.versions:
             self._settle_one(v, peer.machine.id, settled.cause, settled.detail)
 
@@ -438,7 +440,7 @@ def release_held(finalizer: weakref.finalize) -> None:
         _release(*info[2][1:])  # its arguments without the lock
 
 
-def _release(peers: list[_Peer], pool: SlotPool, closables: list, retired: list[Lane], fds: tuple[int, ...]) -> None:
+def _release(peers: list[Peer], pool: SlotPool, closables: list, retired: list[Lane], fds: tuple[int, ...]) -> None:
     """Closes every channel, lane, listener and slot (LIFE-4); at close() or when the sender is collected.
 
     Each lane's thread is waited for (bounded, netplane.end): it drops its receiver's gloo group and store,
@@ -566,7 +568,7 @@ class _Held:
         unlock(self._mu)
 
 
-def _notify(cv: threading.Condition) -> None:
+def notify_all(cv: threading.Condition) -> None:
     """Wakes the callers that wait for the sender; without the lock (an interrupted wait lost it) there is none to wake."""
     try:
         cv.notify_all()

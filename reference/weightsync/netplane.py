@@ -23,7 +23,6 @@ import logging
 import queue
 import secrets
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterable
 
@@ -31,7 +30,7 @@ import torch
 import torch.distributed as dist
 
 from . import limits
-from .clock import Deadline
+from .clock import Clock, Deadline, monotonic
 
 log = logging.getLogger("weightsync")
 
@@ -107,7 +106,9 @@ class Lane:
     and drops the group.
     """
 
-    def __init__(self, store: Store, plane: dict, hostname: str, failed: Callable[[str], None]):
+    def __init__(self, store: Store, plane: dict, hostname: str, failed: Callable[[str], None],
+                 clock: Clock = monotonic):
+        self._clock = clock  # NET-5's join wait
         self._queue: queue.SimpleQueue[tuple[int, torch.Tensor] | None] = queue.SimpleQueue()
         self._store = store
         self._args = (plane["prefix"], hostname, plane["timeout_ms"] / 1000)
@@ -149,7 +150,7 @@ class Lane:
     def _joined(self, keys: dist.Store, timeout: float) -> bool:
         """Whether the receiver set its `joined` key, then began its side of the group; False once the lane is
         closed. Never blocks on the store."""
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout, self._clock)
         for key, what in ((JOINED, "join the data plane"), (RANK_KEY, "build its side of the data plane")):
             while not keys.check([key]):
                 if (n := keys.num_keys()) > limits.MAX_STORE_KEYS:
@@ -157,7 +158,7 @@ class Lane:
                                      f"{limits.MAX_STORE_KEYS} (NET-6)")
                 if self._stop.wait(JOIN_POLL):
                     return False  # closed before the receiver built its side: nothing was started to wait out
-                if time.monotonic() > deadline:
+                if deadline.expired():
                     raise TimeoutError(f"the receiver did not {what} within {timeout:.0f} s (NET-5)")
         return True
 
@@ -279,16 +280,16 @@ def end(lanes: Iterable[Lane], bound: float = END_WAIT) -> list[Lane]:
     """Closes `lanes` and waits for their threads, which drop their groups and stores: first for the transfers
     queued (half of `bound`), then, aborted, for the rest. Returns the lanes whose thread still runs (logged)."""
     lanes = [lane for lane in lanes if lane.thread is not threading.current_thread()]
-    start = time.monotonic()
+    first, whole = Deadline(bound / 2), Deadline(bound)
     for lane in lanes:
         lane.close()
     for lane in lanes:
-        lane.thread.join(max(0.0, start + bound / 2 - time.monotonic()))
+        lane.thread.join(first.left())
     late = [lane for lane in lanes if lane.thread.is_alive()]
     for lane in late:
         lane.close(abort=True)
     for lane in late:
-        lane.thread.join(max(0.0, start + bound - time.monotonic()))
+        lane.thread.join(whole.left())
     stuck = [lane for lane in late if lane.thread.is_alive()]
     if stuck:
         log.warning("%d data-plane lane(s) did not end within %.0f s: a transfer to a receiver that is silent, or a "
@@ -314,7 +315,7 @@ def _end_threads() -> None:
     drops a group or a store while the interpreter finalizes."""
     running = [(t, stop) for t, stop in list(_THREADS.items()) if t.is_alive() and t is not threading.current_thread()]
     _THREADS.clear()
-    deadline = time.monotonic() + EXIT_WAIT
+    deadline = Deadline(EXIT_WAIT)
     for _, ref in running:
         try:
             if (stop := ref()) is not None:
@@ -322,7 +323,7 @@ def _end_threads() -> None:
         except Exception as e:  # noqa: BLE001 - exit goes on; the join below is still bounded
             log.debug("ending a data-plane thread at exit: %s", e)
     for thread, _ in running:
-        thread.join(max(0.0, deadline - time.monotonic()))
+        thread.join(deadline.left())
     if any(t.is_alive() for t, _ in running):
         log.warning("a data-plane thread did not end within %.0f s of interpreter exit", EXIT_WAIT)
 

@@ -16,7 +16,6 @@ holds, the pending one, the one being applied) are never received into.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -26,8 +25,9 @@ from . import limits, netplane, transport
 from .clock import Deadline
 from .errors import RemoteProtocolError
 from .messages import Heartbeat, Init, Receive, SlotInfo, Stop
-from .protocol import Liveness, Newest, ReceiverMachine
+from .protocol import Newest, ReceiverMachine
 from .session import Ended, HeartbeatDue, Message
+from .timers import Liveness
 
 
 class Pending(Protocol):
@@ -144,7 +144,7 @@ class NetworkPending:
         """Starts the channel's thread and the Inbound thread once Ready went out."""
         assert self._net is not None, "called once setup() has run"
         self._held = held if self.zero_copy else None
-        self._channel.session.attach(self._machine, Liveness(time.monotonic(), self._lease,
+        self._channel.session.attach(self._machine, Liveness(self._channel.now(), self._lease,
                                                              limits.receiver_heartbeat(self._lease)))
         self._net.start(self._busy, self._arrived, self._failed)
         self._io_thread = threading.Thread(target=self._io, name="weightsync-net-io", daemon=True)
@@ -229,7 +229,7 @@ class NetworkPending:
                 elif isinstance(event, HeartbeatDue):
                     self._answer(Heartbeat())
                 else:
-                    ready = transport.readable([ch, self._wake_fd], ch.session.timer(time.monotonic()))
+                    ready = transport.readable([ch, self._wake_fd], ch.session.timer(ch.now()))
                     if self._closing():
                         return
                     if ch in ready:

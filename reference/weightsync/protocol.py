@@ -5,11 +5,10 @@ spec/14-rendezvous.md. `PeerMachine` is the sender's view of one receiver: its
 state, the versions pending on it and their slots, the slots it holds and knows;
 a message from it either returns what it settles or raises a RemoteProtocolError
 naming state, event and requirement. `ReceiverMachine` is a receiver's own state:
-VER-3, the slots it knows (SLOT-1), Stop and end of channel. `JoinMachine` and
-`DialMachine` are the two ends of a join by URL (RDV-3..RDV-7). The timing rules
-take the time as an argument: `FrameTimer` (WIRE-7), `Liveness` (NET-4),
-`SettleWindow` (SEND-7). `free_slot` is SLOT-2. Every number comes from limits.py.
-Sender and Receiver drive these over sockets; nothing here blocks.
+VER-3, the slots it knows (SLOT-1), Stop and end of channel. `free_slot` is SLOT-2.
+The join by URL is join.py's `JoinMachine`; the timing rules are timers.py's. Every
+number comes from limits.py. Sender and Receiver drive these over sockets; nothing
+here blocks.
 """
 
 from __future__ import annotations
@@ -418,182 +417,6 @@ class ReceiverMachine:
 _ENDED = frozenset({ReceiverState.STOPPED, ReceiverState.FAILED, ReceiverState.CLOSED})
 
 
-# ---- timing rules: each takes the time as an argument, so a test runs them on a fake clock ----
-
-
-class FrameTimer:
-    """WIRE-7: a frame that has started must be finished within the frame bound, or the peer broke the protocol."""
-
-    __slots__ = ("since", "bound")
-
-    def __init__(self, bound: float = limits.FRAME_BOUND):
-        self.since: float | None = None  # when the unfinished frame's first byte was read
-        self.bound = bound
-
-    def update(self, partial: bool, now: float) -> None:
-        """After a read: whether part of a frame is buffered now."""
-        if not partial:
-            self.since = None
-        elif self.since is None:
-            self.since = now
-
-    def overdue(self, now: float) -> bool:
-        return self.since is not None and now - self.since > self.bound
-
-    def left(self, now: float) -> float | None:
-        """Seconds until the frame in progress is overdue; None when no frame is in progress."""
-        return None if self.since is None else max(0.0, self.since + self.bound - now)
-
-    def violation(self, state: str = "") -> RemoteProtocolError:
-        return RemoteProtocolError(f"a frame was started and not finished within {self.bound:g} s", state=state,
-                                   event="recv frame", requirement="WIRE-7")
-
-
-class HeartbeatBudget:
-    """SEC-8 for one channel: a token bucket of Heartbeats, the frames a peer sends unasked.
-
-    Every other frame answers something (an Ack a Receive, Ready an Init), so the rest of a
-    peer's traffic is already bounded by what it was sent; Heartbeats alone could flood.
-    """
-
-    def __init__(self, now: float, burst: int = limits.HEARTBEAT_BURST, rate: float = limits.HEARTBEAT_RATE):
-        self.burst, self.rate = burst, rate
-        self.tokens, self.at = float(burst), now
-
-    def spend(self, now: float) -> None:
-        """One Heartbeat arrived; RemoteProtocolError (SEC-8) once the peer sent more than the budget."""
-        self.tokens = min(float(self.burst), self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens < 1.0:
-            raise RemoteProtocolError(f"more than {self.burst} Heartbeats at once, or {self.rate:g} a second",
-                                      event="recv frame", requirement="SEC-8")
-        self.tokens -= 1.0
-
-
-class Liveness:
-    """NET-4 for one channel: say Heartbeat after `heartbeat` seconds of silence, give up after `lease` of the peer's."""
-
-    HEARTBEAT_DUE = "heartbeat"
-    EXPIRED = "expired"
-
-    def __init__(self, now: float, lease: float = limits.LEASE, heartbeat: float = limits.HEARTBEAT):
-        self.lease, self.heartbeat = lease, heartbeat
-        self.heard = self.spoke = now
-
-    def hear(self, now: float) -> None:
-        """A frame arrived: any frame counts, Heartbeat included (MSG-4)."""
-        self.heard = now
-
-    def speak(self, now: float) -> None:
-        self.spoke = now
-
-    def due(self, now: float) -> str | None:
-        """EXPIRED once the peer was silent longer than the lease, HEARTBEAT_DUE once we were silent long enough."""
-        if now - self.heard > self.lease:
-            return self.EXPIRED
-        if now - self.spoke >= self.heartbeat:
-            return self.HEARTBEAT_DUE
-        return None
-
-    def left(self, now: float) -> float:
-        """Seconds until something falls due."""
-        return max(0.0, min(self.heard + self.lease - now, self.spoke + self.heartbeat - now))
-
-    def expiry(self) -> str:
-        return f"nothing heard for {self.lease:g} s: its lease expired (NET-4)"
-
-
-class SettleWindow:
-    """SEND-7: after a wait's first failure it collects the other targets' answers for a short window, then raises."""
-
-    __slots__ = ("closes", "length")
-
-    def __init__(self, length: float | None = None):
-        self.closes: float | None = None
-        self.length = limits.SETTLE_WINDOW if length is None else length
-
-    def failed(self, now: float) -> None:
-        """A target failed; the first failure opens the window."""
-        if self.closes is None:
-            self.closes = now + self.length
-
-    def over(self, now: float) -> bool:
-        return self.closes is not None and now >= self.closes
-
-
-# ---- the join by URL (spec/14-rendezvous.md, Table 14-1) ----
-
-
-class JoinState(str, Enum):
-    """One joining connection, as either end sees it."""
-
-    HELLO = "hello"  # the listener sent Hello; the joiner waits for it
-    JOINING = "joining"  # the joiner sent Join; it waits for Welcome or Refuse
-    JOINED = "joined"  # Welcome: Init and Part I follow on this connection
-    ENDED = "ended"  # refused, timed out, closed, or broken: the connection closes
-
-
-_J = JoinState
-JOIN_TABLE: dict[tuple[JoinState, str], JoinState] = {
-    (_J.HELLO, "recv Join(valid)"): _J.JOINED,  # listener: sends Welcome, then Init (RDV-5)
-    (_J.HELLO, "recv Join(refused)"): _J.ENDED,  # listener: sends Refuse (RDV-4, RDV-5)
-    (_J.HELLO, "join bound"): _J.ENDED,  # listener: no Join within the reaction bound (RDV-6)
-    (_J.HELLO, "recv Hello"): _J.JOINING,  # joiner: sends Join (RDV-3)
-    (_J.JOINING, "recv Welcome(valid)"): _J.JOINED,  # joiner: the sender proved the secret (RDV-7)
-    (_J.JOINING, "recv Refuse"): _J.ENDED,  # joiner: RefusedError (RDV-4)
-    (_J.HELLO, "channel closed"): _J.ENDED,  # either: a joiner tries again until its timeout (RDV-6)
-    (_J.JOINING, "channel closed"): _J.ENDED,
-}
-
-
-def join_event(msg: object, valid: bool = True) -> str:
-    """The join table's event for a message; `valid` says whether its proof checks out (RDV-3, RDV-7)."""
-    name = type(msg).__name__
-    if name in ("Join", "Welcome"):
-        return f"recv {name}({'valid' if valid else 'refused' if name == 'Join' else 'invalid'})"
-    return f"recv {name}"
-
-
-class JoinMachine:
-    """One end of a join by URL: `listener=True` for the sender's side, False for the joiner's (RDV-3..RDV-7).
-
-    Anything the table does not list is a violation: RDV-3 for the order of the
-    messages, RDV-7 for a Welcome whose proof is wrong, INIT-2 for a Hello of another major.
-    """
-
-    def __init__(self, listener: bool):
-        self.listener = listener
-        self.state = JoinState.HELLO
-
-    def handle(self, msg: object, valid: bool = True) -> JoinState:
-        event = join_event(msg, valid)
-        if not self.listener and type(msg).__name__ == "Hello" and not same_major(
-                getattr(msg, "protocol", ""), PROTOCOL_VERSION):
-            raise RemoteProtocolError(f"the sender speaks protocol {getattr(msg, 'protocol', '')}, this receiver "
-                                      f"{PROTOCOL_VERSION}", state="new", event=event, requirement="INIT-2")
-        return self._step(event)
-
-    def event(self, event: str) -> JoinState:
-        """A non-message event: "join bound" or "channel closed"."""
-        return self._step(event)
-
-    def _step(self, event: str) -> JoinState:
-        mine = event in _LISTENER_EVENTS if self.listener else event not in _LISTENER_ONLY
-        nxt = JOIN_TABLE.get((self.state, event)) if mine else None
-        if nxt is None:
-            rule = "RDV-7" if event == "recv Welcome(invalid)" else "RDV-3"
-            text = ("the sender could not prove that it knows the secret" if rule == "RDV-7"
-                    else f"{event[5:] if event.startswith('recv ') else event} during the join, in state {self.state.value}")
-            self.state = JoinState.ENDED
-            raise RemoteProtocolError(text, state="new", event=event, requirement=rule)
-        self.state = nxt
-        return nxt
-
-
-_LISTENER_ONLY = frozenset({"recv Join(valid)", "recv Join(refused)", "join bound"})
-_LISTENER_EVENTS = _LISTENER_ONLY | {"channel closed"}
-
-
 class Newest:
     """ACK-2 at a receiver: of the versions received and not yet applied only the newest waits; a newer one
     supersedes it, and the Ack of the newest answers the older ones too."""
@@ -645,6 +468,5 @@ def readers(slot: int, machines: Iterable[PeerMachine]) -> list[int]:
 
 __all__ = [
     "PROTOCOL_VERSION", "PeerState", "ReceiverState", "SENDER_TABLE", "RECEIVER_TABLE", "step",
-    "message_event", "same_major", "Settled", "NOTHING", "PeerMachine", "ReceiverMachine", "FrameTimer", "Liveness",
-    "SettleWindow", "JoinState", "JOIN_TABLE", "join_event", "JoinMachine", "free_slot", "readers",
+    "message_event", "same_major", "Settled", "NOTHING", "PeerMachine", "ReceiverMachine", "free_slot", "readers",
 ]

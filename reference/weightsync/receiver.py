@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from . import apply, layout, limits, rendezvous, transport, wire
-from .clock import Deadline
+from .clock import Clock, Deadline, monotonic
 from .errors import (
     FIX,
     ClosedError,
@@ -64,6 +64,9 @@ class Receiver:
             `nn.Module`. Default False.
         on_apply: called with each version applied and acked, in the thread that applied
             it, outside the apply's lock. Default None.
+        clock: what every timer of this receiver reads (the lease, heartbeats, the frame
+            bound, each call's timeout): the monotonic clock unless a test moves time on by
+            hand (`weightsync.clock.ShiftedClock`).
 
     Attributes:
         failure (BaseException | None): the error that stopped a push receiver (its apply
@@ -77,12 +80,14 @@ class Receiver:
     """
 
     def __init__(self, handle: Handle | str, target: layout.Weights | None = None, *, mode: str = "push",
-                 zero_copy: bool = False, on_apply: Callable[[int], object] | None = None):
+                 zero_copy: bool = False, on_apply: Callable[[int], object] | None = None,
+                 clock: Clock = monotonic):
         if mode not in ("push", "pull"):
             raise ValueError(f"mode must be 'push' or 'pull', got {mode!r}")
         if on_apply is not None and not callable(on_apply):
             raise TypeError(f"on_apply must be callable, got {type(on_apply).__name__}")
         self._on_apply = on_apply  # told each version applied and acked ok (API-11)
+        self._clock = clock
         if zero_copy and target is not None and not isinstance(target, nn.Module):
             raise ValueError("zero_copy=True needs target=None or an nn.Module, whose tensors it rebinds (ZC-1)")
         self._url: str | None = None
@@ -106,7 +111,7 @@ class Receiver:
                 raise LocalProtocolError(_CLOSED_HANDLE.format(handle.receiver)) from None
             handle.conn.close()
             self._channel = transport.Channel(sock, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER,
-                                              takes_handles=True)
+                                              takes_handles=True, now=clock)
         else:
             raise TypeError(f"expected sender.handle(i) or sender.url(i), got {type(handle).__name__}")
         self.mode = mode
@@ -204,7 +209,7 @@ class Receiver:
             ClosedError: the sender closed first, or this receiver is closed.
         """
         self._check_open()
-        deadline = Deadline(timeout)
+        deadline = Deadline(timeout, self._clock)
         if self._machine.state is not ReceiverState.NEW or self._init is not None:
             raise LocalProtocolError(f"receiver {self.id} is {self._machine.state.value}; connect() is called once")
         if self._channel is None:
@@ -249,7 +254,8 @@ class Receiver:
             else:
                 self._map(msg.slots, fds)
                 msg = self._init = _on_device(msg, self._mapped[buffer])
-            self._strategy = apply.make(self.id, msg, self._target, self.zero_copy, {msg.slot: self._mapped[buffer]})
+            made = msg if net is None else _on_target_device(msg, self._target, self.zero_copy)  # NET-7
+            self._strategy = apply.make(self.id, made, self._target, self.zero_copy, {msg.slot: self._mapped[buffer]})
             self._apply(msg.version, buffer)
         except (WeightsMismatchError, RemoteProtocolError) as e:
             self._refuse(str(e), deadline)
@@ -296,7 +302,7 @@ class Receiver:
         """
         self._check_open()
         try:
-            cm = self._lock.read(Deadline(timeout))
+            cm = self._lock.read(Deadline(timeout, self._clock))
             cm.__enter__()
         except TimeoutError:
             raise SyncTimeoutError([self.id], None, hint=f"an apply held the weights past the timeout. {FIX}pass "
@@ -332,7 +338,7 @@ class Receiver:
             ClosedError: the receiver is closed.
         """
         self._check_open()
-        deadline = Deadline(timeout)  # a negative timeout raises ValueError (section 10)
+        deadline = Deadline(timeout, self._clock)  # a negative timeout raises ValueError (section 10)
         if self.mode != "pull":
             raise LocalProtocolError("poll() is for mode='pull'; push mode applies in the background")
         if self._machine.state is ReceiverState.NEW:
@@ -381,7 +387,7 @@ class Receiver:
         self._closing = True
         self._wake.wake()
         self._lock.wake()
-        bound = Deadline(0.9 * limits.REACTION_BOUND)  # one bound for every wait of close() (LIFE-5)
+        bound = Deadline(0.9 * limits.REACTION_BOUND, self._clock)  # one bound for every wait of close() (LIFE-5)
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             try:
@@ -429,7 +435,7 @@ class Receiver:
         assert ch is not None, "answers follow the Init, read from the channel"
         try:
             with self._wlock:  # the applier's answers and the network thread's heartbeats
-                sent = ch.send_bounded(msg, deadline or Deadline(limits.WRITE_BOUND))
+                sent = ch.send_bounded(msg, deadline or Deadline(limits.WRITE_BOUND, self._clock))
             if sent:
                 return True
             self._broken(RemoteProtocolError(f"the sender did not read its channel for {limits.WRITE_BOUND:g} s",
@@ -508,7 +514,7 @@ class Receiver:
 
     def _run(self) -> None:
         """Push mode: take each pending version and apply it at the next safe point (CONS-2)."""
-        forever, pending = Deadline(None), self._pending
+        forever, pending = Deadline(None, self._clock), self._pending
         assert pending is not None, "the push thread starts once connected"
         try:
             while not self._closing and not self.stopped:
@@ -545,3 +551,24 @@ def _on_device(init: Init, slot: Mapped) -> Init:
         return init
     return dataclasses.replace(init, manifest=tuple(dataclasses.replace(e, device=str(device)) for e in init.manifest))
 
+
+def _on_target_device(init: Init, target: layout.Weights | None, zero_copy: bool) -> Init:
+    """A network Init's manifest on the device of a copying receiver's target (NET-7).
+
+    The network carries host memory, so the manifest names the CPU; a target on one GPU
+    is checked against the rest of the manifest and each apply copies into it. A target
+    on several devices, or one whose tensors cannot be read, is left to the check, which
+    names what differs; a zero-copy receiver's target must be on the CPU.
+    """
+    if target is None or zero_copy:
+        return init
+    try:
+        devices = {t.device for t in layout.flatten(target, detach=False).values()}
+    except Exception:  # noqa: BLE001 - not weights: the strategy's check says so (INIT-3)
+        return init
+    if len(devices) != 1 or next(iter(devices)).type not in ("cpu", "cuda"):
+        return init
+    device = str(next(iter(devices)))
+    if all(e.device == device for e in init.manifest):
+        return init
+    return dataclasses.replace(init, manifest=tuple(dataclasses.replace(e, device=device) for e in init.manifest))

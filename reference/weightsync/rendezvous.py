@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, unquote
 
 from . import limits, transport, wire
-from .clock import Deadline
+from .clock import Clock, Deadline, monotonic
 from .errors import RefusedError, RemoteProtocolError, SyncTimeoutError
+from .join import JoinMachine, JoinState
 from .messages import PROTOCOL_VERSION, Hello, Join, Refuse, Welcome
-from .protocol import JoinMachine, JoinState
 from .transport import Channel
 
 _ACCEPTS_PER_PASS = 16
@@ -162,8 +162,9 @@ class _Joiner:
 class Listener:
     """The sender's listening socket and the joins under way on it (RDV-5, RDV-6)."""
 
-    def __init__(self, listen: str, num_workers: int):
+    def __init__(self, listen: str, num_workers: int, clock: Clock = monotonic):
         self.num_workers = num_workers
+        self.clock = clock  # the join bound's (RDV-6)
         self.master = secrets.token_bytes(limits.SECRET_BYTES)
         address = parse_address(listen)
         path = address.path
@@ -203,7 +204,7 @@ class Listener:
         """Seconds until the next pending join runs out of time."""
         if not self.pending:
             return None
-        return max(0.0, min(j.deadline for j in self.pending) - time.monotonic())
+        return max(0.0, min(j.deadline for j in self.pending) - self.clock())
 
     def service(self, ready, can_join) -> list[tuple[int, Channel]]:
         """Accepts new connections, advances the joins under way; returns the accepted (id, channel).
@@ -213,7 +214,7 @@ class Listener:
         if self in ready:
             self._accept()
         accepted, still = [], []
-        now = time.monotonic()
+        now = self.clock()
         for j in self.pending:
             outcome = self._advance(j, j.channel in ready, now, can_join)
             if outcome is None:
@@ -233,8 +234,8 @@ class Listener:
                 return
             if len(self.pending) >= limits.MAX_PENDING_JOINS:  # RDV-6: a flood costs nothing more; the oldest join goes
                 self.pending.pop(0).channel.close()
-            ch = Channel(conn, allowed=wire.FROM_JOINER, max_in=limits.MAX_BEFORE_PROOF)  # RDV-9
-            joiner = _Joiner(ch, secrets.token_bytes(limits.NONCE_BYTES), time.monotonic() + limits.JOIN_BOUND,
+            ch = Channel(conn, allowed=wire.FROM_JOINER, max_in=limits.MAX_BEFORE_PROOF, now=self.clock)  # RDV-9
+            joiner = _Joiner(ch, secrets.token_bytes(limits.NONCE_BYTES), self.clock() + limits.JOIN_BOUND,
                              JoinMachine(listener=True))
             try:
                 ch.send(Hello(PROTOCOL_VERSION, joiner.nonce))
@@ -323,7 +324,7 @@ def dial(url: str, deadline: Deadline) -> tuple[Channel, int]:
         sock = _connect(address, deadline, rid)
         # Before the sender proves the secret, whoever listens there may be a squatter: small frames only (RDV-9).
         ch = Channel(sock, allowed=wire.FROM_LISTENER, max_in=limits.MAX_BEFORE_PROOF,
-                     takes_handles=address.carries_handles)
+                     takes_handles=address.carries_handles, now=deadline.clock)
         try:
             if _join(ch, address, rid, secret, deadline):
                 ch.allowed = wire.FROM_SENDER

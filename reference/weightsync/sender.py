@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.context import BaseContext
@@ -20,21 +19,20 @@ from typing import Any, TypeAlias
 
 import torch
 
-from . import layout, limits, netplane, transport, wire
-from .clock import Deadline
+from . import layout, limits, netplane, rendezvous, transport, wire
+from .clock import Clock, Deadline, monotonic
 from .errors import FIX, LocalProtocolError, SyncTimeoutError, receivers_error
 from .future import RESTART_HINT, SendFuture
-from .hub import Hub, _notify, _Peer, release_held
+from .hub import Hub, Peer, notify_all, release_held
 from .messages import PROTOCOL_VERSION, Entry, Init, Receive, Stop
 from .packing import Packed
-from .protocol import PeerState, SettleWindow, outbox_full, readers, unsendable
+from .protocol import PeerState, outbox_full, readers, unsendable
 from .rwlock import unlock
 from .slots import CpuSlot, Group, Slot, SlotPool, slot_bound
+from .timers import SettleWindow
 from .transport import Handle
 
 log = logging.getLogger("weightsync")
-
-_FOREVER = Deadline(None)
 
 #: A slot device as `devices` may name it: "cuda:1", torch.device("cpu"), or a CUDA index (CUDA-1).
 DeviceLike: TypeAlias = str | int | torch.device
@@ -55,7 +53,8 @@ class Sender(Hub):
         num_workers: how many receivers, with ids `0 .. num_workers - 1`.
         devices: the slot device of each receiver (where the weights it reads live): a
             sequence indexed by receiver id, a function of the id, or None for the weights'
-            own device.
+            own device. A sender that listens on `tcp://` keeps its slots on the CPU
+            whatever device the weights are on (NET-7).
         ctx: the multiprocessing context the workers are started with (spawn or forkserver;
             a fork context is refused).
         max_slots: slots per slot device, at least 2. None: `num_workers + 2`, or 3 for a
@@ -71,6 +70,9 @@ class Sender(Hub):
         dtypes: slots in another floating dtype for the receivers that ask (an fp32 trainer,
             bf16 workers): one dtype for all, a sequence per receiver, or a function of the
             id; None keeps the weights' dtypes.
+        clock: what every timer of this sender reads (the lease, heartbeats, join and frame
+            bounds, the settle window, each call's timeout): the monotonic clock unless a test
+            moves time on by hand (`weightsync.clock.ShiftedClock`).
 
     Raises:
         ValueError: weights the wire cannot carry, a bad count, device, dtype, bound or time,
@@ -83,7 +85,8 @@ class Sender(Hub):
                  ctx: BaseContext | None = None, max_slots: int | None = None, listen: str | None = None,
                  lease: float = limits.LEASE, heartbeat: float = limits.HEARTBEAT,
                  transfer_timeout: float = limits.TRANSFER_TIMEOUT, max_slot_bytes: int | None = None,
-                 dtypes: torch.dtype | Sequence[torch.dtype | None] | Callable[[int], torch.dtype | None] | None = None):
+                 dtypes: torch.dtype | Sequence[torch.dtype | None] | Callable[[int], torch.dtype | None] | None = None,
+                 clock: Clock = monotonic):
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
             raise ValueError(f"num_workers must be a positive int, got {num_workers!r}")
         if ctx is not None and ctx.get_start_method() == "fork":
@@ -96,7 +99,8 @@ class Sender(Hub):
         if len(sources) > 1:
             raise NotImplementedError(f"weights on several devices {sources}; move them to one device first")
         self._checker = layout.Checker(self._manifest)
-        targets = _slot_devices(devices, num_workers, torch.device(sources[0]))
+        network = listen is not None and rendezvous.parse_address(listen).kind == "tcp"
+        targets = _slot_devices(devices, num_workers, torch.device("cpu" if network else sources[0]), network)
         casts = _slot_dtypes(dtypes, num_workers, self._manifest)
         plans = {}  # (slot device, cast) -> (manifest on that device, bytes of one slot)
         for device, cast in dict.fromkeys(zip(targets, casts)):
@@ -107,7 +111,7 @@ class Sender(Hub):
         wire.check_init_fits(self._manifest, max_slots)
         self._version = 0
         self._futures: dict[int, SendFuture] = {}
-        super().__init__(SlotPool(max_slots), listen, num_workers, times)
+        super().__init__(SlotPool(max_slots), listen, num_workers, times, clock)
         try:
             tensors = self._checker.ordered(flat)
             for (device, cast), (manifest, nbytes) in plans.items():
@@ -162,7 +166,7 @@ class Sender(Hub):
             ValueError: `i` is not a receiver id.
             LocalProtocolError: the sender was made without `listen`.
         """
-        with self._locked(_FOREVER):
+        with self._locked(Deadline(None, self._clock)):
             self._check_id(i)
             if self._listener is None:
                 raise LocalProtocolError("this sender does not listen: create it with listen='unix:@name' (RDV-1)")
@@ -185,7 +189,7 @@ class Sender(Hub):
             LocalProtocolError: receiver `i` is connected.
             ClosedError: the sender is closed.
         """
-        with self._locked(_FOREVER):
+        with self._locked(Deadline(None, self._clock)):
             peer = self._peers[self._check_id(i)]
             self._take_arrived()
             peer.machine.check_handle()  # LIFE-3
@@ -217,7 +221,7 @@ class Sender(Hub):
             ReceiverError: receivers that refused the Init (Ready(error)), with their reasons.
             ClosedError: the sender is closed.
         """
-        deadline = Deadline(timeout)
+        deadline = Deadline(timeout, self._clock)
         with self._locked(deadline):
             # A receiver whose handshake failed while no connect() waited for it is named by the next one (INIT-5).
             unreported = [i for i, p in enumerate(self._peers) if p.machine.unreported] if workers is None else []
@@ -241,8 +245,8 @@ class Sender(Hub):
                           and self._peers[i].machine.incarnation != rejoin.get(i)}
                 connecting = [i for i in targets if i not in failed and self._peers[i].machine.state is not PeerState.LIVE]
                 if failed:
-                    window.failed(time.monotonic())
-                    if not connecting or window.over(time.monotonic()) or deadline.expired():
+                    window.failed(self._clock())
+                    if not connecting or window.over(self._clock()) or deadline.expired():
                         for m in failed.values():
                             m.unreported = False  # named once (INIT-5)
                         raise receivers_error({i: m.cause for i, m in failed.items()},
@@ -277,7 +281,7 @@ class Sender(Hub):
                 published.
             ClosedError: the sender is closed.
         """
-        deadline = Deadline(timeout)
+        deadline = Deadline(timeout, self._clock)
         with self._locked(deadline):
             future = self._publish(weights, workers, deadline)
             return self._await(future, deadline)
@@ -299,7 +303,7 @@ class Sender(Hub):
             SyncTimeoutError: no slot became free in time; nothing was published.
             WeightsMismatchError, ValueError, ClosedError: as for `send()`.
         """
-        deadline = Deadline(timeout)
+        deadline = Deadline(timeout, self._clock)
         with self._locked(deadline):
             return self._publish(weights, workers, deadline)
 
@@ -320,7 +324,7 @@ class Sender(Hub):
             SyncTimeoutError: another thread held the sender past `timeout`.
             ClosedError: the sender is closed.
         """
-        deadline = Deadline(timeout)
+        deadline = Deadline(timeout, self._clock)
         with self._locked(deadline):
             peer = self._peers[self._check_id(i)]
             with self._quiet(deadline):
@@ -340,7 +344,7 @@ class Sender(Hub):
         a version every target had acked completes, the rest fail with ClosedError (LIFE-8).
         It returns within its bound even if a call interrupted by Ctrl-C left the lock held (LIFE-9).
         """
-        bound = Deadline(0.9 * limits.REACTION_BOUND)  # one bound for every wait below, not one each (LIFE-9)
+        bound = Deadline(0.9 * limits.REACTION_BOUND, self._clock)  # one bound for every wait below, not one each (LIFE-9)
         locked = self._mu.acquire(timeout=bound.cap(_CLOSE_LOCK_WAIT))
         if not locked:
             # Held past any real call's hold: left held by a call an exception interrupted
@@ -373,7 +377,7 @@ class Sender(Hub):
                     peer.handle.conn.close()
             release_held(self._finalizer)  # held above, or waited for long enough already (LIFE-9)
             if locked:
-                _notify(self._cv)
+                notify_all(self._cv)
             log.debug("sender closed at version %d", self._version)
         finally:
             unlock(self._mu)  # ours, or one a call left held: later calls find it free, and the sender closed
@@ -391,7 +395,7 @@ class Sender(Hub):
         states = ",".join(p.machine.state.value for p in self._peers)
         return f"Sender(version={self._version}, receivers=[{states}], closed={self._closed})"
 
-    def _send_init(self, peer: _Peer) -> None:
+    def _send_init(self, peer: Peer) -> None:
         # Our copy of their end goes first, so that a receiver that never
         # started or already died reads as end of file at once (SEND-3).
         if peer.handle is not None:
@@ -406,11 +410,11 @@ class Sender(Hub):
             self._write(peer, init, group.handles(group.slots))
         self._wake()
 
-    def _send_network_init(self, peer: _Peer) -> None:
+    def _send_network_init(self, peer: Peer) -> None:
         """Init without slots, naming the data plane; the Init's version follows on it (NET-1, NET-2)."""
         group = peer.group
         if group.device.type != "cpu":
-            self._gone(peer, f"slots on {group.device}: the network profile carries CPU slots (gloo) only")
+            self._gone(peer, f"slots on {group.device}: the network profile carries host memory (NET-7)")
             return
         channel, latest = peer.channel, group.latest
         assert channel is not None and self._listener is not None, "a network receiver joined by URL"
@@ -428,7 +432,7 @@ class Sender(Hub):
             if sender is not None:
                 sender._lane_failed(peer, incarnation, why)
 
-        peer.lane = netplane.Lane(store, plane, local, failed)
+        peer.lane = netplane.Lane(store, plane, local, failed, self._clock)
         peer.lane.submit(self._version, latest.buffer.tensor)
 
     # ---- checks --------------------------------------------------------------------
@@ -460,7 +464,7 @@ class Sender(Hub):
 
     def _publish(self, weights: layout.Weights | None, workers: Iterable[int] | None,
                  deadline: Deadline) -> SendFuture:
-        started = time.monotonic()
+        started = self._clock()
         targets = list(range(len(self._peers))) if workers is None else self._check_workers(workers)
         self._take_arrived()
         source = self._source if weights is None else weights
@@ -487,7 +491,7 @@ class Sender(Hub):
                 raise
         self._version += 1
         future = SendFuture(self._version, targets, self._take_arrived_if_free, self._wait,
-                            nbytes=sum(group.nbytes for group in chosen))
+                            nbytes=sum(group.nbytes for group in chosen), clock=self._clock)
         self._futures[self._version] = future
         # Every group gets each version, once per device, so that a joiner on any
         # device starts from the latest (LIFE-1, LAYOUT-2).
@@ -508,7 +512,7 @@ class Sender(Hub):
             new_slots = [self._pool.by_id(peer.group, sid) for sid in new]
             msg = Receive(self._version, slot.id, tuple(s.info() for s in new_slots))
             self._write(peer, msg, peer.group.handles(new_slots))
-        future._published_after(time.monotonic() - started)
+        future._published_after(self._clock() - started)
         log.debug("published version %d to %s", self._version, targets)
         return future
 
@@ -550,7 +554,7 @@ class Sender(Hub):
         looked = False
         while True:
             by = future._settle_by()
-            if future._complete or (by is not None and time.monotonic() >= by):
+            if future._complete or (by is not None and self._clock() >= by):
                 error = future._error(timed_out=False)
                 if error is None:
                     return future.version
@@ -600,11 +604,16 @@ def _slot_dtypes(dtypes: torch.dtype | Sequence[torch.dtype | None] | Callable[[
 
 
 def _slot_devices(devices: Sequence[DeviceLike] | Callable[[int], DeviceLike] | None, n: int,
-                  source: torch.device) -> list[torch.device]:
-    """The slot device of each receiver: `devices[i]`, `devices(i)`, or the weights' device (CUDA-1)."""
+                  source: torch.device, network: bool = False) -> list[torch.device]:
+    """The slot device of each receiver: `devices[i]`, `devices(i)`, or the weights' device (CUDA-1); for a sender
+    that listens on TCP, the CPU (NET-7)."""
     wanted: list[DeviceLike] = [source] * n if devices is None else _per_receiver(devices, n, "devices")
     out = []
     for d in map(torch.device, wanted):
+        if network and d.type != "cpu":
+            raise ValueError(f"slot device {d} requested, but a sender that listens on tcp:// keeps its slots on the "
+                             "CPU: the network carries host memory, and a worker copies into a target on its GPU "
+                             "(NET-7). Leave devices= out")
         if d.type == "cuda":
             if not torch.cuda.is_available():
                 raise ValueError(f"slot device {d} requested, but CUDA is not available here")

@@ -27,8 +27,8 @@ from collections import deque
 from . import clock
 from .clock import Deadline, millis
 from .errors import LocalProtocolError, RemoteProtocolError
-from .protocol import FrameTimer
 from .session import Session
+from .timers import FrameTimer
 
 _READ = 256 * 1024  # bytes read from one peer per pass, so one peer cannot starve the others
 _FDS_PER_PIECE = 250  # under the kernel's limit of 253 descriptors per message
@@ -260,8 +260,8 @@ class Channel:
 def hung_up(sock: socket.socket) -> bool:
     """Whether the peer ended the connection, without waiting and without reading what it sent before."""
     poller = select.poll()
-    poller.register(sock, _HUP)
-    return any(ev & _HUP for _, ev in poller.poll(0))
+    poller.register(sock, HUP_EVENTS)
+    return any(ev & HUP_EVENTS for _, ev in poller.poll(0))
 
 
 def readable(items: list, timeout: float | None) -> list:
@@ -275,12 +275,12 @@ def readable(items: list, timeout: float | None) -> list:
     for it in items:
         fd = it if isinstance(it, int) else it.fileno()
         by_fd[fd] = it
-        poller.register(fd, _IN)
+        poller.register(fd, IN_EVENTS)
     out = []
     for fd, ev in poller.poll(millis(timeout)):
         it = by_fd[fd]
         if isinstance(it, Channel):
-            it.hup = bool(ev & _HUP)
+            it.hup = bool(ev & HUP_EVENTS)
         out.append(it)
     return out
 
@@ -296,8 +296,9 @@ def _handles(anc) -> list[int]:
     return out
 
 
-_HUP = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0x2000)
-_IN = select.POLLIN | getattr(select, "POLLRDHUP", 0x2000)
+#: poll() events that say the peer hung up, and those that say there is something to read (an end of file too).
+HUP_EVENTS = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0x2000)
+IN_EVENTS = select.POLLIN | getattr(select, "POLLRDHUP", 0x2000)
 _CLOEXEC = getattr(socket, "MSG_CMSG_CLOEXEC", 0)
 _CTRUNC = int(socket.MSG_CTRUNC)  # a plain int: the enum's `&` costs microseconds on every read
 _BUFFERS = threading.local()

@@ -12,7 +12,7 @@ import functools
 import weightsync.sender
 from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
-from weightsync.protocol import SettleWindow
+from weightsync.timers import SettleWindow
 
 VIOLATES = "SEND-7"
 KILLED_BY = ("conformance/test_failures.py::test_receivers_that_refuse_one_connect_within_a_second_are_named_together",)

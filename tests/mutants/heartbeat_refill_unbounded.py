@@ -5,11 +5,11 @@ first one is never cut off, while one that floods from the start is. SEC-8: a to
 at 64 a second. Plausible: the refill timestamp update is one line that is easy to drop; every test that
 floods from the start still passes.
 
-Seam: weightsync.protocol.HeartbeatBudget.spend.
+Seam: weightsync.timers.HeartbeatBudget.spend.
 """
 from weightsync import *  # noqa: F403
 from weightsync import CAPABILITIES, __all__  # noqa: F401
-from weightsync import protocol as _protocol
+from weightsync import timers as _timers
 from weightsync.errors import RemoteProtocolError as _RPE
 
 VIOLATES = "SEC-8"
@@ -24,4 +24,4 @@ def _spend(self, now):
     self.tokens -= 1.0
 
 
-_protocol.HeartbeatBudget.spend = _spend
+_timers.HeartbeatBudget.spend = _spend

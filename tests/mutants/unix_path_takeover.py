@@ -18,14 +18,14 @@ KILLED_BY = ('conformance/test_rendezvous.py::test_a_filesystem_socket_is_privat
 
 
 class _Listener(_rendezvous.Listener):
-    def __init__(self, listen, num_workers):
+    def __init__(self, listen, num_workers, *rest):
         try:
             path = _rendezvous.parse_address(listen).path
             if path is not None and _stat.S_ISSOCK(_os.lstat(path).st_mode):
                 _os.unlink(path)  # a stale socket from an earlier run
         except (OSError, ValueError):
             pass
-        super().__init__(listen, num_workers)
+        super().__init__(listen, num_workers, *rest)
 
 
 _hub.Listener = _Listener

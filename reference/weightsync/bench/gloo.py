@@ -16,7 +16,7 @@ from .cases import TIMEOUT
 HOST = "127.0.0.1"
 
 
-def _group(store, prefix: str, rank: int) -> dist.ProcessGroupGloo:
+def gloo_group(store, prefix: str, rank: int) -> dist.ProcessGroupGloo:
     opts = dist.ProcessGroupGloo._Options()  # type: ignore[attr-defined]  # private, no stub
     opts._devices = [dist.ProcessGroupGloo.create_device(hostname=HOST)]
     opts._timeout = datetime.timedelta(seconds=TIMEOUT)
@@ -27,7 +27,7 @@ def _group(store, prefix: str, rank: int) -> dist.ProcessGroupGloo:
 def gloo_worker(store_port: int, prefix: str, nbytes: int) -> None:
     """A pool worker's side of the floor: receive each transfer, answer with one number, until told to stop."""
     store = dist.TCPStore(HOST, store_port, is_master=False, timeout=datetime.timedelta(seconds=TIMEOUT))
-    group = _group(store, prefix, 1)
+    group = gloo_group(store, prefix, 1)
     buf, go, ack = torch.empty(nbytes, dtype=torch.uint8), torch.zeros(1, dtype=torch.int64), torch.ones(1)
     while True:
         group.recv([go], 0, 0).wait()  # type: ignore[attr-defined]  # no stub

@@ -19,7 +19,7 @@ import torch.distributed as dist
 
 from .. import Sender
 from .cases import timed
-from .gloo import HOST, _group
+from .gloo import HOST, gloo_group
 from .pool import TIMEOUT, Pool
 
 SIZES = (1e6, 1e7, 1e8)
@@ -34,7 +34,7 @@ def bench_gloo(pool: Pool, nbytes: int, n: int, budget, lo, hi) -> list[float]:
     groups: list = [None] * n
 
     def build(i):
-        groups[i] = _group(store, prefixes[i], 0)
+        groups[i] = gloo_group(store, prefixes[i], 0)
 
     threads = [threading.Thread(target=build, args=(i,)) for i in range(n)]  # each blocks until its peer comes
     for t in threads:

@@ -18,6 +18,7 @@ from multiprocessing import connection
 import torch
 
 from .. import Receiver
+from ..clock import Deadline
 from .cases import TIMEOUT, sync
 
 
@@ -153,8 +154,8 @@ class Pool:
     def drain(self, n: int, timeout: float = 30.0) -> None:
         """After a failed case: read each worker's messages until it reports the case ended."""
         for c in self.ctl[:n]:
-            deadline = time.monotonic() + timeout
-            while c.poll(max(0.0, deadline - time.monotonic())):
+            deadline = Deadline(timeout)
+            while c.poll(deadline.left()):
                 if c.recv()[0] in ("done", "error"):
                     break
 

@@ -1,0 +1,68 @@
+"""The reference's shape, checked: one clock, and no module reaching into another's private names.
+
+Every timer of the drivers (a lease, a join bound, the settle window, a frame bound, each
+call's timeout) reads the clock a Sender or Receiver was given (`clock=`), so a test can
+move time on by hand; that holds only while no module reads the system clock itself.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import weightsync
+
+PACKAGE = Path(weightsync.__file__).parent
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
+def test_only_clock_py_reads_the_system_clock():
+    """time.monotonic (and time.time) appear in clock.py alone: everything else asks the clock it was given."""
+    readers = []
+    for path in MODULES:
+        if path.name == "clock.py":
+            continue
+        for node in ast.walk(_tree(path)):
+            if (isinstance(node, ast.Attribute) and node.attr in ("monotonic", "time", "monotonic_ns")
+                    and isinstance(node.value, ast.Name) and node.value.id == "time"):
+                readers.append(f"{path.relative_to(PACKAGE)}:{node.lineno} time.{node.attr}")
+            if isinstance(node, ast.ImportFrom) and node.module == "time":
+                readers += [f"{path.relative_to(PACKAGE)}:{node.lineno} from time import {a.name}" for a in node.names
+                            if a.name in ("monotonic", "time", "monotonic_ns")]
+    assert not readers, f"read the injected clock (weightsync.clock) instead: {readers}"
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A name that starts with `_` is its module's own: another module importing it couples the two silently."""
+    found = []
+    for path in MODULES:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ImportFrom) and node.level > 0:
+                found += [f"{path.relative_to(PACKAGE)}:{node.lineno} {node.module}.{a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not found, f"make these public, or keep them in their module: {found}"
+
+
+#: The sans-I/O core (docs/design.md): every rule of the protocol, no torch, no socket, no thread, no lock.
+CORE = ("protocol", "join", "timers", "session", "limits", "clock", "wire", "messages", "errors")
+#: What the core may import besides itself: the standard library's pure parts and the wire's encoding.
+PURE = {"__future__", "collections", "dataclasses", "enum", "typing", "math", "struct", "sys", "time", "msgpack"}
+
+
+def test_the_core_imports_nothing_that_does_io():
+    """The core imports only the standard library's pure modules, msgpack and itself: no torch, socket,
+    select, threading or os, so every rule in it runs in a unit test with bytes and times in."""
+    found = []
+    for name in CORE:
+        for node in ast.walk(_tree(PACKAGE / f"{name}.py")):
+            if isinstance(node, ast.ImportFrom) and node.level > 0:
+                mods = [node.module] if node.module else [a.name for a in node.names]
+                found += [f"{name}.py imports .{m}" for m in mods if m.split(".")[0] not in CORE]
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                found += [f"{name}.py imports {m}" for m in mods if m.split(".")[0] not in PURE]
+    assert not found, found
