@@ -517,7 +517,7 @@ class Receiver:
 
     def _add_slots(self, infos: list):
         need, ids, queue = sum(1 for s in infos if not s["ipc"]), [s["slot"] for s in infos], self._ch.fds
-        if len(queue) < need:
+        if len(queue) != need:    # reads never cross a frame's end: no later frame's handles can be queued yet
             raise _bad("WIRE-4", f"{len(queue)} handles for a frame that lists {need}")
         if not need:
             self._nofds("a frame that lists no CPU slot")
