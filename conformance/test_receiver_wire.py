@@ -1155,7 +1155,10 @@ def test_values_exactly_at_the_bounds_are_taken(sender, subject, at):
     session.send(init(0, manifest, slots, 0, 0), fds=[sender.slot(0, data, nbytes)])
     ready, _ = _expect(session, "Ready", "WIRE-3")
     if not wide:
-        session.send({"type": "Stop"})
+        try:
+            session.send({"type": "Stop"})
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # a receiver that refused its Init (Ready(error)) moved to failed and may have closed already
         out = subject.finish()
         assert ready["status"] == "ok" or not out["applied"], (
             f"INIT-6 violated: a receiver that refused its Init ({ready!r:.200}) reports {out['applied']}")
