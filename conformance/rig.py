@@ -361,6 +361,20 @@ def expect_error(ws, cls: str, fn, *args, ids: str, what: str, limit: float | No
     raise AssertionError(f"{ids} violated: {what} returned {value!r}; expected it to raise {cls}")
 
 
+def refused(fn, *args, ids: str, what: str, expected: str = "", **kwargs) -> ValueError:
+    """fn(*args, **kwargs) raises ValueError: a bad argument is refused when given, before anything starts
+    (API-1, API-3). Whatever it returned instead is closed; the error is returned for further checks."""
+    try:
+        made = fn(*args, **kwargs)
+    except ValueError as e:
+        return e
+    except Exception as e:  # noqa: BLE001
+        raise AssertionError(f"{ids} violated: {what} raised {type(e).__name__}: {e}, not ValueError") from None
+    if callable(close := getattr(made, "close", None)):
+        close()
+    raise AssertionError(f"{ids} violated: {what} was accepted" + (f"; {expected}" if expected else ""))
+
+
 def waited(future, ids: str, *, timeout: float | None = None, version: int | None = None,
            what: str = "future.wait()") -> int:
     """future.wait(timeout) returns `version` (the future's own by default) within its timeout (SEND-5).

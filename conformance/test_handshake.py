@@ -252,19 +252,26 @@ def test_a_refusal_whose_reason_is_long_still_fits_the_wire(ws):
     within 4,096 bytes (cut, if need be), so that the sender reports the refusal as the receiver's
     error (INIT-3), not as a violation of the wire."""
     name = "\U0001F600" * 1000
-    sender, receiver, tx, rx = handshake(ws, {name: torch.zeros(3)}, {name: torch.zeros(4)})
+    refusal_fits(ws, {name: torch.zeros(3)}, {name: torch.zeros(4)}, "WIRE-3",
+                 "the receiver's refusal broke the wire (a detail over 4,096 bytes?)")
+
+
+def refusal_fits(ws, weights: dict, target: dict, wire_ids: str, broke: str) -> None:
+    """A handshake whose target does not match: the receiver's Ready(error) reaches the sender as its refusal,
+    cause 'error' (INIT-3), not as a violation of the wire (`wire_ids`: `broke` says how), and the receiver's
+    connect raises WeightsMismatchError."""
+    sender, receiver, tx, rx = handshake(ws, weights, target)
     try:
         if tx[0] == "hang":
             raise TooSlow(f"INIT-5 violated: {tx[1]}")
         status, e = tx
         assert status == "err" and isinstance(e, ws.ReceiverError) and 0 in getattr(e, "workers", ()), (
-            f"INIT-3 violated: sender.connect with a mismatching target gave {tx!r}")
+            f"INIT-3 violated: sender.connect with a mismatching target gave {tx!r:.300}")
         cause = getattr(e, "causes", {}).get(0)
-        assert cause != "violation", (
-            f"WIRE-3 violated: the receiver's refusal broke the wire (a detail over 4,096 bytes?): {e}")
+        assert cause != "violation", f"{wire_ids} violated: {broke}: {str(e)[:300]}"
         assert cause == "error", f"INIT-3 violated: the refusal reached the sender as {cause!r}, not 'error': {e}"
         assert rx[0] == "err" and isinstance(rx[1], ws.WeightsMismatchError), (
-            f"INIT-3 violated: receiver.connect with a mismatching target gave {rx!r}")
+            f"INIT-3 violated: receiver.connect with a mismatching target gave {rx!r:.300}")
     finally:
         close(receiver, sender)
 

@@ -82,6 +82,15 @@ def test_times_a_caller_chose_reach_init_and_bad_ones_are_refused(ws, closing):
         raise AssertionError(f"API-10 violated: Sender(..., {bad}) did not raise ValueError")
 
 
+
+def _shut_down(*socks: socket.socket) -> None:
+    """Both ends of a relay stop at once: the side still reading sees the end (a relay's last act)."""
+    for s in socks:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
 class _Relay:
     """A TCP relay between one receiver under test and its sender: it passes every byte on unchanged and notes
     when each frame went by, and what it said, in each direction ("up": from the receiver). The join's proofs
@@ -130,11 +139,7 @@ class _Relay:
                     self.frames[way].append((time.monotonic(), msg if isinstance(msg, dict) else {}))
         except OSError:
             pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        _shut_down(src, dst)
 
     def seen(self, way: str, kind: str) -> dict | None:
         return next((m for _, m in list(self.frames[way]) if m.get("type") == kind), None)
@@ -890,11 +895,7 @@ class _StoreWatch:
                 dst.sendall(data)
         except OSError:
             pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        _shut_down(src, dst)
 
     def since(self, t0: float) -> tuple[int, int]:
         """(connections opened, bytes the receiver sent) from `t0` on."""

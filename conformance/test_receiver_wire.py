@@ -1005,13 +1005,9 @@ def test_an_end_of_channel_without_stop_stops_a_live_receiver(sender, subject):
     assert out["stopped"], "SM-R-3 violated: the end of a live receiver's channel did not stop it"
 
 
-@pytest.mark.req("SM-R-7", "SM-R-2")
-@pytest.mark.needs("pull")
-def test_poll_raises_the_violation_of_a_pull_receivers_sender(sender, request):
-    """A pull receiver (the binding's, in a worker process) whose sender sends a Receive of a type no table
-    defines once it is live: the next poll() raises RemoteProtocolError (SM-R-7), and the receiver is stopped."""
-    if request.config.getoption("--receiver-cmd"):
-        pytest.skip("poll() is the Python binding's; an outside program is judged on the wire")
+def _live_pull_worker(sender, request):
+    """A pull receiver of the binding's in a worker process, connected to the scripted sender at version 0:
+    the worker and the sender's session with it."""
     w = request.getfixturevalue("pool").get(1)[0]
     w.call("open", sender.url(0), "pull")
     w.submit("connect", answer_bound())
@@ -1019,8 +1015,19 @@ def test_poll_raises_the_violation_of_a_pull_receivers_sender(sender, request):
     manifest, data, nbytes = layout(arrays(0))
     session.send(init(0, manifest, [slotinfo(0, nbytes)], 0, 0), fds=[sender.slot(0, data, nbytes)])
     status, value = w.result(answer_bound() + tm.SLACK)
-    assert status == "ok" and value == 0, f"INIT-4 violated: a pull receiver's connect() gave {value}"
+    assert (status, value) == ("ok", 0), f"INIT-4 violated: a pull receiver's connect() gave {status} {value}"
     _expect(session, "Ready", "INIT-4")
+    return w, session
+
+
+@pytest.mark.req("SM-R-7", "SM-R-2")
+@pytest.mark.needs("pull")
+def test_poll_raises_the_violation_of_a_pull_receivers_sender(sender, request):
+    """A pull receiver (the binding's, in a worker process) whose sender sends a Receive of a type no table
+    defines once it is live: the next poll() raises RemoteProtocolError (SM-R-7), and the receiver is stopped."""
+    if request.config.getoption("--receiver-cmd"):
+        pytest.skip("poll() is the Python binding's; an outside program is judged on the wire")
+    w, session = _live_pull_worker(sender, request)
     session.send({"type": "Rewind", "version": 1, "slot": 0})
     status, value = w.outcome("poll", tm.T, bound=tm.T + tm.SLACK + answer_bound())
     assert status == "err" and value.isa("RemoteProtocolError"), (
@@ -1097,15 +1104,7 @@ def test_a_pull_receiver_judges_a_frame_cut_short_when_it_next_reads(sender, req
     its channel (WIRE-7: a pull receiver judges it when it next reads)."""
     if request.config.getoption("--receiver-cmd"):
         pytest.skip("poll() is the Python binding's; an outside program is judged on the wire")
-    w = request.getfixturevalue("pool").get(1)[0]
-    w.call("open", sender.url(0), "pull")
-    w.submit("connect", answer_bound())
-    session = sender.accept(start_bound())
-    manifest, data, nbytes = layout(arrays(0))
-    session.send(init(0, manifest, [slotinfo(0, nbytes)], 0, 0), fds=[sender.slot(0, data, nbytes)])
-    status, value = w.result(answer_bound() + tm.SLACK)
-    assert (status, value) == ("ok", 0), f"INIT-4 violated: a pull receiver's connect() gave {status} {value}"
-    _expect(session, "Ready", "INIT-4")
+    w, session = _live_pull_worker(sender, request)
     whole = frame(pack({"type": "Receive", "version": 1, "slot": 0, "new_slots": []}))
     t0 = time.monotonic()
     session.send_raw(whole[:10])

@@ -13,7 +13,7 @@ from .bounds import bounded
 from .clauses import occurred
 from .model import describe
 from .peers import ack, frame, pack
-from .rig import check_receiver_error, connect_here, expect_error, pair, waited
+from .rig import check_receiver_error, connect_here, expect_error, pair, refused, waited
 from .verdict import HarnessError, TooSlow, in_time
 
 
@@ -560,6 +560,29 @@ def test_a_slot_introduced_before_it_is_named_is_taken(trainer, subject):
     assert [v for v, _ in out["applied"]][-1:] == [2], f"ACK-3 violated: the receiver ends at {out['applied']}"
 
 
+def _publishes_without_waiting(ws, sender, versions, rid: str, why) -> None:
+    """Each send_async of `versions` publishes at once; a wait for a slot breaks `rid` and says `why(v)` (SLOT-3)."""
+    for v in versions:
+        try:
+            f = bounded(sender.send_async, basic(v), timeout=tm.SHORT, limit=tm.SHORT + tm.SLACK,
+                        what=f"send_async of {v}")
+        except ws.SyncTimeoutError as e:
+            raise AssertionError(f"{rid} violated: {why(v)}: {e}") from None
+        except HarnessError as e:
+            raise TooSlow(f"SLOT-3 violated: {e}") from None
+        assert f.version == v, f"VER-1 violated: send_async published {f.version}, expected {v}"
+
+
+def _each_polls(receivers, newest: int) -> None:
+    """Each pull receiver, its versions 1 to `newest` pending, applies the newest in one poll() (ACK-2)."""
+    for r in receivers:
+        try:
+            got = bounded(r.poll, tm.T, limit=tm.T + tm.SLACK, what="poll")
+        except HarnessError as err:
+            raise TooSlow(f"API-3 violated: {err}") from None
+        assert got == newest, f"ACK-2 violated: poll() with versions 1 to {newest} pending applied {got}"
+
+
 @pytest.mark.req("SLOT-3", "SLOT-1", "VER-2", "API-1")
 @pytest.mark.needs("pull")
 def test_the_default_slot_bound_is_two_more_than_the_receivers(ws):
@@ -573,28 +596,15 @@ def test_the_default_slot_bound_is_two_more_than_the_receivers(ws):
     receivers = [ws.Receiver(sender.handle(i), mode="pull") for i in range(2)]
     try:
         connect_here(ws, sender, receivers, "healthy pull receivers")
-        for v in range(1, 5):
-            try:
-                f = bounded(sender.send_async, basic(v), timeout=tm.SHORT, limit=tm.SHORT + tm.SLACK,
-                            what=f"send_async of {v}")
-            except ws.SyncTimeoutError as e:
-                raise AssertionError(
-                    f"SLOT-3 violated: with the default max_slots (N+2 = 4 for 2 receivers) the send of version {v} "
-                    f"waited for a slot and timed out, though only {max(1, v - 1)} slots were pinned: {e}") from None
-            except HarnessError as e:
-                raise TooSlow(f"SLOT-3 violated: {e}") from None
-            assert f.version == v, f"VER-1 violated: send_async published {f.version}, expected {v}"
+        _publishes_without_waiting(ws, sender, range(1, 5), "SLOT-3", lambda v: (
+            f"with the default max_slots (N+2 = 4 for 2 receivers) the send of version {v} waited for a slot and "
+            f"timed out, though only {max(1, v - 1)} slots were pinned"))
         e = expect_error(ws, "SyncTimeoutError", sender.send_async, basic(5), timeout=tm.SHORT, ids="SLOT-3",
                          what="send_async of 5 with the four slots of the default bound (N+2) in use", naming=[0, 1],
                          limit=tm.SHORT + tm.SLACK)
         assert e.version is None, f"SLOT-3 violated: a send that found no slot raised with version {e.version}"
         assert sender.version == 4, f"VER-2 violated: a send that found no slot left version {sender.version}"
-        for r in receivers:
-            try:
-                got = bounded(r.poll, tm.T, limit=tm.T + tm.SLACK, what="poll")
-            except HarnessError as err:
-                raise TooSlow(f"API-3 violated: {err}") from None
-            assert got == 4, f"ACK-2 violated: poll() with versions 1 to 4 pending applied {got}"
+        _each_polls(receivers, 4)
         f = bounded(sender.send_async, basic(5), timeout=tm.T, limit=tm.T + tm.SLACK, what="send_async of 5")
         assert f.version == 5, f"VER-1 violated: send_async published {f.version}, expected 5"
     finally:
@@ -747,30 +757,15 @@ def test_max_slots_is_at_least_two_and_bounds_each_slot_group_alone(ws):
     (the bound counts per slot device, not in total); the send of 4 finds both groups full, waits its timeout and
     fails naming the holders of a full group, publishing nothing (SLOT-3, VER-2). Once both poll, the next send goes through."""
     for bad in (1, 0, -1):
-        try:
-            ws.Sender(basic(0), 2, max_slots=bad).close()
-        except ValueError:
-            continue
-        except Exception as e:  # noqa: BLE001
-            raise AssertionError(f"API-1 violated: Sender(max_slots={bad}) raised {type(e).__name__}: {e}, "
-                                 "not ValueError") from None
-        raise AssertionError(f"API-1 violated: Sender(max_slots={bad}) was taken; max_slots is at least 2")
+        refused(ws.Sender, basic(0), 2, max_slots=bad, ids="API-1", what=f"Sender(max_slots={bad})",
+                expected="max_slots is at least 2")
     sender = ws.Sender(basic(0), 2, max_slots=3, dtypes=[None, torch.bfloat16])
     receivers = [ws.Receiver(sender.handle(i), mode="pull") for i in range(2)]
     try:
         connect_here(ws, sender, receivers, "healthy pull receivers, one of them cast to bfloat16")
-        for v in range(1, 4):
-            try:
-                f = bounded(sender.send_async, basic(v), timeout=tm.SHORT, limit=tm.SHORT + tm.SLACK,
-                            what=f"send_async of {v}")
-            except ws.SyncTimeoutError as e:
-                raise AssertionError(
-                    f"API-1 violated: with max_slots=3 and two slot groups the send of version {v} waited for a slot "
-                    f"and timed out, though neither group held 3 slots pinned (the bound counts per slot device, not "
-                    f"in total): {e}") from None
-            except HarnessError as e:
-                raise TooSlow(f"SLOT-3 violated: {e}") from None
-            assert f.version == v, f"VER-1 violated: send_async published {f.version}, expected {v}"
+        _publishes_without_waiting(ws, sender, range(1, 4), "API-1", lambda v: (
+            f"with max_slots=3 and two slot groups the send of version {v} waited for a slot and timed out, though "
+            f"neither group held 3 slots pinned (the bound counts per slot device, not in total)"))
         e = expect_error(ws, "SyncTimeoutError", sender.send_async, basic(4), timeout=tm.SHORT, ids="SLOT-3",
                          what="send_async of 4 with the 3 slots of each group in use", limit=tm.SHORT + tm.SLACK)
         # Both groups are full: the error names the holders of the group (or groups) the send waited on.
@@ -778,12 +773,7 @@ def test_max_slots_is_at_least_two_and_bounds_each_slot_group_alone(ws):
                                                  f"{e.workers}; receivers 0 and 1 hold the slots")
         assert e.version is None, f"SLOT-3 violated: a send that found no slot raised with version {e.version}"
         assert sender.version == 3, f"VER-2 violated: a send that found no slot left version {sender.version}"
-        for r in receivers:
-            try:
-                got = bounded(r.poll, tm.T, limit=tm.T + tm.SLACK, what="poll")
-            except HarnessError as err:
-                raise TooSlow(f"API-3 violated: {err}") from None
-            assert got == 3, f"ACK-2 violated: poll() with versions 1 to 3 pending applied {got}"
+        _each_polls(receivers, 3)
         try:
             f = bounded(sender.send_async, basic(4), timeout=tm.T, limit=tm.T + tm.SLACK, what="send_async of 4")
         except (HarnessError, ws.SyncTimeoutError) as err:
