@@ -210,13 +210,13 @@ def test_sigterm_also_stops_the_session_after_its_test():
     module made a SystemError of one in CI, and the run went on to the end): the session is told to stop too."""
     from types import SimpleNamespace
 
-    from conformance import conftest
+    from conformance import stops
 
     session = SimpleNamespace(shouldstop=False)
-    conftest._SESSION[:] = [session]
+    stops._SESSION[:] = [session]
     try:
         with pytest.raises(KeyboardInterrupt):
-            conftest._terminated(15, None)
+            stops._terminated(15, None)
         assert session.shouldstop and "SIGTERM" in session.shouldstop
     finally:
-        conftest._SESSION.clear()
+        stops._SESSION.clear()
