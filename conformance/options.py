@@ -123,7 +123,7 @@ def configure(config) -> None:
     if asked is not None:
         if not asked > 0:
             raise pytest.UsageError(f"--conformance-budget must be positive, got {asked}")
-        tm.TEST_BUDGET = asked
+        tm.set_budget(asked)
     program = config.getoption("--receiver-cmd") or config.getoption("--sender-cmd")
     if config.getoption("--receiver-cmd") and config.getoption("--sender-cmd"):
         raise pytest.UsageError("--receiver-cmd and --sender-cmd test one program each: give one of them per run")
