@@ -30,11 +30,12 @@ pytest.register_assert_rewrite(*pytest_plugins)
 
 from . import backstop, options, outcomes, seeds, stops, subject
 from .names import KNOWN_CAPABILITIES  # noqa: F401 - test_binding imports it from here
-from .options import _added_in_1_1  # noqa: F401 - test_traceability imports it from here
+from .options import added_in_1_1 as _added_in_1_1  # noqa: F401 - test_traceability imports it from here
 from .recheck import on_cleanup
 from .seeds import replay_note, reproduce_command  # noqa: F401 - test_state_machine imports them from here
 from .selection import not_checked  # noqa: F401 - test_state_machine imports it from here
-from .subject import _program, impl, sender_command  # noqa: F401 - the wire tests import them from here
+from .subject import impl, sender_command  # noqa: F401 - the wire tests import them from here
+from .subject import program_of as _program  # noqa: F401 - test_receiver_wire imports it from here
 
 POOL_SIZE = 3
 #: How the suite starts its receiver processes: spawn (default) or forkserver (the soak: torch imported once).

@@ -133,7 +133,7 @@ def configure(config) -> None:
     xfails = config.getoption("--xfails-file")
     config._conformance_xfails = _read_xfails(xfails) if xfails else (frozenset(), frozenset())
     #: The requirements protocol 1.1 added, when the implementation speaks 1.0: not judged (spec/README.md).
-    config._conformance_later = _added_in_1_1() if config.getoption("--protocol-version") == "1.0" else frozenset()
+    config._conformance_later = added_in_1_1() if config.getoption("--protocol-version") == "1.0" else frozenset()
     if not hasattr(config, "workerinput"):
         backstop.prepare()
         # The controlling process measures the machine once; xdist's workers and every
@@ -165,7 +165,7 @@ def _read_xfails(path: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(e for e in entries if e not in ids), ids
 
 
-def _added_in_1_1() -> frozenset[str]:
+def added_in_1_1() -> frozenset[str]:
     """The requirements 1.1 added, from the one list of them (spec/README.md, "Added in 1.1: ...")."""
     m = re.search(r"^Added in 1\.1: (.*)$", (SPEC_DIR / "README.md").read_text(), re.M)
     assert m, "spec/README.md lost its 'Added in 1.1:' line"

@@ -18,7 +18,7 @@ from .names import NOT_DECLARED
 from .recheck import RECHECKED
 from .report import RANK
 from .selection import IDS, LACKS, LISTED
-from .subject import _program, judged
+from .subject import judged, program_of
 from .verdict import CHECKED_NOTHING, INCONCLUSIVE, NOT_IMPLEMENTED, PASSED, SKIPPED, VIOLATED, XFAIL, XPASS
 
 #: The exit status of a run with no violation and at least one inconclusive test.
@@ -77,7 +77,7 @@ def pytest_runtest_makereport(item, call):
                            "reason": _skip_reason(rep).partition(f"{CHECKED_NOTHING}: ")[2]}
     elif rep.skipped:
         # A capability not declared, or (program mode) a part of the binding a program does not have.
-        missing = item.stash.get(LACKS, []) or _program(item.config) or \
+        missing = item.stash.get(LACKS, []) or program_of(item.config) or \
             NOT_DECLARED.partition("{")[0] in _skip_reason(rep)  # names.lacking, at run time
         rep.conformance = {"outcome": NOT_IMPLEMENTED if missing else SKIPPED, "blamed": [], "reason": _skip_reason(rep)}
     return rep

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from . import timing as tm
-from .subject import _program
+from .subject import program_of
 
 #: Set by `python -m weightsync.conformance`: the command a report gives to run one test again.
 RUNNER_ENV = "WEIGHTSYNC_CONFORMANCE_RUNNER"
@@ -94,7 +94,7 @@ class ReplayDatabase(DirectoryBasedExampleDatabase):
 
 def _subject_key(config) -> str:
     """The folder of saved examples of one subject: the --impl module, or a digest of the program's command."""
-    program = _program(config)
+    program = program_of(config)
     if program:
         return "program-" + hashlib.sha256(program.encode()).hexdigest()[:16]
     return "impl-" + re.sub(r"[^A-Za-z0-9_.-]", "_", config.getoption("--impl"))
@@ -107,7 +107,7 @@ def reproduce_command(config, nodeid: str) -> str:
              f"--conformance-profile={config.getoption('--conformance-profile')}", f"--conformance-timescale={tm.SCALE:g}"]
     for opt in ("--impl", "--receiver-cmd", "--sender-cmd", "--protocol-version", "--xfails-file", "--conformance-replay"):
         value = config.getoption(opt)
-        if value and not (opt == "--impl" and _program(config)) and not (opt == "--protocol-version" and value == "1.1"):
+        if value and not (opt == "--impl" and program_of(config)) and not (opt == "--protocol-version" and value == "1.1"):
             parts.append(f"{opt}={value}")
     return shlex.join(parts)
 

@@ -11,7 +11,7 @@ import pytest
 
 from . import timing as tm
 from .options import ID_RE
-from .subject import PROGRAM_MODULES, _program, _role, impl
+from .subject import PROGRAM_MODULES, impl, program_of, role_of
 
 #: The requirement IDs a test checks (its `req` marks, less those `not_checked` takes back).
 IDS = pytest.StashKey[list]()
@@ -25,7 +25,7 @@ def pytest_ignore_collect(collection_path, config):
     """Program mode, and a one-role module, collect only that role's tests (a program's run imports no torch and no
     binding); a run of both roles leaves out the sender-program tests (test_wire checks its Sender)."""
     if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
-        role = _role(config)
+        role = role_of(config)
         if role:
             return collection_path.stem not in PROGRAM_MODULES[role]
         if collection_path.stem in PROGRAM_MODULES["sender"]:
@@ -55,7 +55,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"{', '.join(later)} added in protocol 1.1; not run for "
                                                     "--protocol-version 1.0"))
             continue
-        if _program(config):
+        if program_of(config):
             continue
         lacking = [c for mark in item.iter_markers("needs") for c in mark.args if c not in caps]
         item.stash[LACKS] = lacking

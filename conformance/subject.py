@@ -23,7 +23,7 @@ PROGRAM_MODULES = {"receiver": ("test_receiver_wire",), "sender": ("test_sender_
 
 def configure(config) -> None:
     """Load the subject: the module (or None for a program), then refuse what it cannot be tested by."""
-    config._conformance_impl = None if _program(config) else _load_impl(config.getoption("--impl"))
+    config._conformance_impl = None if program_of(config) else _load_impl(config.getoption("--impl"))
     _check_modules_fit_role(config)
     from .preflight import preflight  # a program that cannot start: a usage error, before any test
 
@@ -35,12 +35,12 @@ def impl(config):
     return config._conformance_impl
 
 
-def _program(config) -> str | None:
+def program_of(config) -> str | None:
     """The command of the program under test, in program mode (either role)."""
     return config.getoption("--receiver-cmd") or config.getoption("--sender-cmd")
 
 
-def _role(config) -> str | None:
+def role_of(config) -> str | None:
     """The one role under test, "receiver" or "sender" (a program, or a one-role module, API-12); None for both."""
     if config.getoption("--receiver-cmd"):
         return "receiver"
@@ -88,14 +88,14 @@ def _load_impl(name: str):
 def _check_modules_fit_role(config) -> None:
     """A module named on the command line is collected whatever pytest_ignore_collect says: one that a program
     or one-role module cannot be tested by is a usage error, not a run of tests that cannot decide."""
-    role = _role(config)
+    role = role_of(config)
     if not role:
         return
     named = {Path(arg.partition("::")[0]) for arg in config.args}
     other = sorted(p.name for p in named if p.suffix == ".py" and p.stem.startswith("test_")
                    and p.stem not in PROGRAM_MODULES[role])
     if other:
-        what = f"a {role} program" if _program(config) else f"a {role}-only module (API-12)"
+        what = f"a {role} program" if program_of(config) else f"a {role}-only module (API-12)"
         raise pytest.UsageError(f"{', '.join(other)}: not run for {what}, which is tested by "
                                 f"{', '.join(m + '.py' for m in PROGRAM_MODULES[role])} alone")
 

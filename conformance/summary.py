@@ -20,7 +20,7 @@ from . import report as reporting
 from . import timing as tm
 from .names import ROLES, SPEC_DIR
 from .outcomes import INCONCLUSIVE_EXIT
-from .subject import _program, _role, impl
+from .subject import impl, program_of, role_of
 from .verdict import CHECKED_NOTHING, INCONCLUSIVE, NOT_IMPLEMENTED, PASSED, SKIPPED, VIOLATED, XFAIL, XPASS
 
 #: The protocol version of the spec this suite checks (its title, spec/README.md).
@@ -55,8 +55,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 def write(tr, exitstatus, config) -> None:
     """The run's summary on the terminal, and the JSON report when --conformance-json asks for it."""
     rows = _table(config)  # empty when no test that ran names a requirement: still reported, JSON included
-    program = _program(config)
-    role = _role(config)
+    program = program_of(config)
+    role = role_of(config)
     if program:
         # The subject is a program; the suite's scripted peers play the other side.
         tr.section(f"weightsync conformance: {role} program {program!r}")
@@ -137,7 +137,7 @@ def write(tr, exitstatus, config) -> None:
 def _json(config, exitstatus, rows: dict, texts: dict, caps: list[str], clauses: dict) -> dict:
     """The JSON report (docs/conformance.md, "The JSON report"; its layout is reporting.SCHEMA)."""
     tests = config._conformance_tests
-    role = _role(config)
+    role = role_of(config)
     replay = getattr(config, "_conformance_replay", None)
     return {
         "schema": reporting.SCHEMA,
@@ -145,7 +145,7 @@ def _json(config, exitstatus, rows: dict, texts: dict, caps: list[str], clauses:
         "spec_version": SPEC_VERSION,
         "suite": {"version": _suite_version(),
                   "digest": reporting.suite_digest(Path(__file__).resolve().parent, SPEC_DIR)},
-        "impl": None if _program(config) else config.getoption("--impl"),
+        "impl": None if program_of(config) else config.getoption("--impl"),
         "receiver_cmd": config.getoption("--receiver-cmd"),
         "sender_cmd": config.getoption("--sender-cmd"),
         "capabilities": caps,
@@ -187,10 +187,10 @@ def _timing(config, nodeid: str) -> dict:
 
 def _table(config) -> dict[str, dict]:
     """The requirement table of this run (report.table), one-role subjects' unrun requirements included."""
-    role = _role(config)
+    role = role_of(config)
     note = None
     if role:
-        what = f"a {role} program" if _program(config) else f"a {role}-only module (API-12)"
+        what = f"a {role} program" if program_of(config) else f"a {role}-only module (API-12)"
         note = f"(needs both roles of the binding: not run for {what})"
     return reporting.table(config._conformance_tests, reporting.spec_ids(SPEC_DIR), note)
 

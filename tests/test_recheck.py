@@ -82,12 +82,12 @@ def test_held_at_the_larger_timescale_is_inconclusive_and_the_first_run_is_clean
     t, seen = tests["test_slow_once"], runs["test_slow_once"]
     first, cleaned, *rest = seen
     assert cleaned == "closed", seen  # the first run's peers closed before the test ran again
-    again = next(s for s in rest if s != "closed")
+    again = [s for s in rest if s != "closed"][-1]  # the run that held
     if t["outcome"] == "passed":  # the machine got busier during the run: re-run at the timescale it had then
         assert t["properties"]["timescale_measured_during_the_test"] == again > first, (t, seen)
     else:
         assert t["outcome"] == "inconclusive", t
-        assert again == pytest.approx(first * 3.0), seen  # timing.RECHECK times every bound
+        assert again >= first * 3.0 * 0.999, seen  # timing.RECHECK times every bound, or more on a busier machine
         assert f"re-checked at timescale {again:g}, it held" in t["reason"], t["reason"]
 
 
