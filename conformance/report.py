@@ -1,6 +1,6 @@
 """The run's report, made to be read without the docs: a legend, each requirement with its text and anchor.
 
-Pure: it is given the outcome of every test (gathered by conftest.Outcomes) and the spec's folder, and returns
+Pure: it is given the outcome of every test (gathered by outcomes.Outcomes) and the spec's folder, and returns
 the requirement table and the lines the terminal shows. The JSON report's fields are documented in
 docs/conformance.md ("The JSON report"); `SCHEMA` names its version.
 """
@@ -53,6 +53,11 @@ def spec_version(spec_dir: Path) -> str:
 def id_key(i: str):
     head, _, num = i.rpartition("-")
     return (head, int(num) if num.isdigit() else 0)
+
+
+def spec_ids(spec_dir: Path) -> list[str]:
+    """Every requirement ID the spec defines (a bold `**ID**` in one of its pages), by section and number."""
+    return sorted({m for p in spec_dir.glob("*.md") for m in SPEC_ID.findall(p.read_text())}, key=id_key)
 
 
 def statements(spec_dir: Path) -> dict[str, dict[str, str]]:

@@ -38,32 +38,53 @@ EARLY = 0.05
 FRAME_BOUND = 10.0
 #: The factor of a re-check: a failure that is only about time is run again at this many times the bounds.
 RECHECK = 3.0
-#: A test's wall time at timescale 1 before the suite calls it hung (a test may ask for more with
-#: @pytest.mark.timeout); `budget` scales it and makes room for the re-check.
-TEST_BUDGET = 60.0
+#: A test's wall time at timescale 1 before the suite calls it hung, unless --conformance-budget says otherwise
+#: (set_budget; a test may ask for more with @pytest.mark.timeout); `budget` scales it and makes room for the re-check.
+DEFAULT_BUDGET = 60.0
+
+
+class _Now:
+    """The run's current factor and hang budget: the one object that set_scale, scaled and set_budget change.
+    The bounds are computed from it whenever they are read (`__getattr__`), so no copy of one can fall behind."""
+
+    scale = 1.0
+    test_budget = DEFAULT_BUDGET
+
+
+_now = _Now()
+
+
+def __getattr__(name: str) -> float:
+    """`tm.T` (any key of BASE), `tm.SCALE` and `tm.TEST_BUDGET`, as they are at the moment they are read."""
+    if name in BASE:
+        return BASE[name] * _now.scale
+    if name == "SCALE":
+        return _now.scale
+    if name == "TEST_BUDGET":
+        return _now.test_budget
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def budget(base: float | None = None) -> float:
     """The most a test may take, setup, re-check and teardown included, before it counts as a hang (`base`:
     its own wall time at timescale 1, TEST_BUDGET unless it asks for more)."""
-    return (TEST_BUDGET if base is None else base) * SCALE * (1.0 + RECHECK)
+    return (_now.test_budget if base is None else base) * _now.scale * (1.0 + RECHECK)
 
-SCALE = 1.0
-T = SHORT = TIMED = SLACK = REACTION = BOUND = START_BOUND = 0.0
+
+def set_budget(seconds: float) -> None:
+    """A test's wall time at timescale 1 before the suite calls it hung (--conformance-budget)."""
+    _now.test_budget = float(seconds)
 
 
 def set_scale(scale: float) -> None:
     """Make every bound `scale` times its base value (this process only)."""
-    global SCALE, T, SHORT, TIMED, SLACK, REACTION, BOUND, START_BOUND
-    SCALE = float(scale)
-    T, SHORT, TIMED, SLACK, REACTION, BOUND, START_BOUND = (BASE[k] * SCALE for k in (
-        "T", "SHORT", "TIMED", "SLACK", "REACTION", "BOUND", "START_BOUND"))
+    _now.scale = float(scale)
 
 
 @contextmanager
 def scaled(factor: float):
     """Every bound `factor` times larger inside the block (a re-check)."""
-    before = SCALE
+    before = _now.scale
     set_scale(before * factor)
     try:
         yield

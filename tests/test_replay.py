@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import settings
 
-from conformance import conftest
+from conformance import seeds
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST_TEST = "conformance/test_traceability.py::test_every_tested_id_exists_in_the_spec"
@@ -38,9 +38,9 @@ def _config(**options):
 
 
 def test_saved_examples_are_kept_per_subject():
-    keys = {conftest._subject_key(_config(**{"--impl": impl})) for impl in ("weightsync", "mypkg.shim")}
-    keys |= {conftest._subject_key(_config(**{"--receiver-cmd": cmd})) for cmd in ("./a {url}", "./b {url}")}
-    keys.add(conftest._subject_key(_config(**{"--sender-cmd": "./a {url}"})))
+    keys = {seeds._subject_key(_config(**{"--impl": impl})) for impl in ("weightsync", "mypkg.shim")}
+    keys |= {seeds._subject_key(_config(**{"--receiver-cmd": cmd})) for cmd in ("./a {url}", "./b {url}")}
+    keys.add(seeds._subject_key(_config(**{"--sender-cmd": "./a {url}"})))
     assert len(keys) == 4, keys  # one folder per module, one per program's command (whichever role it plays)
 
 

@@ -34,13 +34,13 @@ def test_shrinking_a_failure_is_bounded_by_the_suite():
     (scaled), not its own 300 s (the state machine against TorchRL's scheme spent 300 s there)."""
     from hypothesis.internal.conjecture import engine
 
-    from conformance import conftest
+    from conformance import seeds
     from conformance import timing as tm
 
     before = engine.MAX_SHRINKING_SECONDS
     try:
         engine.MAX_SHRINKING_SECONDS = 300
-        conftest._bound_shrinking()
-        assert engine.MAX_SHRINKING_SECONDS == min(300, conftest.SHRINK_SECONDS * tm.SCALE)
+        seeds._bound_shrinking()
+        assert engine.MAX_SHRINKING_SECONDS == min(300, seeds.SHRINK_SECONDS * tm.SCALE)
     finally:
         engine.MAX_SHRINKING_SECONDS = before

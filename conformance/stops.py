@@ -1,0 +1,98 @@
+"""Runs that end early still end with a report: a hung test (the backstop), a lost process, SIGTERM.
+
+An implementation can hang where pytest-timeout cannot reach it, crash the process that runs a test, or the run
+can be stopped from outside (a CI job's time limit). In each case the tests that ran keep their verdicts and
+the report, the JSON included, is written (conformance/backstop.py does the watching).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+import pytest
+
+from . import backstop, summary
+from .outcomes import INCONCLUSIVE_EXIT
+from .selection import IDS, budget
+from .subject import impl
+from .verdict import INCONCLUSIVE, VIOLATED, implementation_packages
+
+#: The session, for the SIGTERM handler (the controlling process only).
+_SESSION: list = []
+
+
+def configure(config) -> None:
+    """SIGTERM (a CI job's time limit, `timeout`, a scheduler) ends the run as Ctrl-C does: the report of what ran,
+    the JSON included, is written before the process exits."""
+    if not hasattr(config, "workerinput") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):
+        _SESSION[:] = [session]
+
+
+def _terminated(signum, frame):
+    """SIGTERM: the run stops now, as Ctrl-C stops it. The interrupt raised here can land inside C code that turns
+    it into another error (CPython's ast module makes a SystemError of it), so the session is also told to stop
+    after the test it is in: either way the run ends interrupted, its report written."""
+    why = "SIGTERM: the run was stopped; its report covers the tests that ran"
+    for session in _SESSION:
+        session.shouldstop = why
+    raise KeyboardInterrupt(why)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Every test under the backstop's watch (conformance/backstop.py): a hang pytest-timeout cannot end."""
+    ws = impl(item.config)
+    packages = implementation_packages(ws) if ws is not None else frozenset()
+    finish = None if hasattr(item.config, "workerinput") else (lambda record: _finish_hung(item, record))
+    timer = backstop.watch(item.nodeid, item.stash.get(IDS, []), budget(item), packages, finish)
+    try:
+        return (yield)
+    finally:
+        timer.cancel()
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        backstop.clean()
+
+
+def _finish_hung(item, record: dict) -> int:
+    """Without xdist, a test the backstop gave up on: its verdict reported, then the run's report (the JSON too)."""
+    rep = pytest.TestReport(nodeid=item.nodeid, location=item.location, keywords={}, outcome="failed",
+                            longrepr=f"{record['reason']}\nwhere it was:\n{record['details']}", when="call")
+    rep.conformance_ids, rep.conformance = record["ids"], {k: record[k] for k in ("outcome", "blamed", "reason",
+                                                                                   "details")}
+    config = item.config
+    capture = config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:
+        capture.suspend_global_capture(in_=False)  # the test's capture holds the terminal's descriptor
+    config.hook.pytest_runtest_logreport(report=rep)
+    tr = config.pluginmanager.getplugin("terminalreporter")
+    if tr is not None:
+        tr.section(f"{item.nodeid}: ended by the suite's backstop", red=True)
+        tr.write_line(f"{record['reason']}\nwhere it was:\n{record['details']}")
+        summary.write(tr, pytest.ExitCode.INTERRUPTED, config)
+    backstop.clean()
+    return 1 if record["outcome"] == VIOLATED else INCONCLUSIVE_EXIT
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    """pytest-xdist lost the process running `crashitem`: the backstop's verdict, or inconclusive."""
+    record = backstop.found(crashitem) or {
+        "outcome": INCONCLUSIVE, "blamed": [], "ids": [], "details": "",
+        "reason": "the process running this test ended without a verdict (a crash of the implementation in the "
+                  "suite's own process, or the process was killed); the run went on in a new one"}
+    report.conformance_ids = record["ids"]
+    report.conformance = {k: record[k] for k in ("outcome", "blamed", "reason", "details")}
+    if record["outcome"] != VIOLATED:
+        report.outcome = "skipped"
+        report.longrepr = (crashitem.split("::")[0], 0, f"inconclusive: {record['reason']}")
+    else:
+        report.longrepr = f"{record['reason']}\nwhere it was:\n{record['details']}"
