@@ -44,7 +44,7 @@ def start(hub: Hub, stop_r: int) -> threading.Thread:
 
 
 def release_when_free(mu: threading.Lock, *resources) -> None:
-    """The finalizer, when no close() runs (collection, interpreter exit, TorchRL's release): takes the lock
+    """The finalizer, when no close() runs (collection, interpreter exit, sender.release()): takes the lock
     first, bounded, so that the helper thread is never inside a pass while what it serves is closed."""
     locked = mu.acquire(timeout=2 * LOCK_WAIT)
     try:

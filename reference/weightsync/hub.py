@@ -388,7 +388,7 @@ class Hub:
 
     @property
     def ended(self) -> bool:
-        """Closed, or released without close() (the finalizer at interpreter exit, TorchRL's release()):
+        """Closed, or released without close() (the finalizer at interpreter exit, sender.release()):
         the helper thread has nothing left to serve."""
         return self.closed or not self.finalizer.alive
 
