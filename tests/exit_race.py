@@ -9,6 +9,7 @@ import torch
 import torch.multiprocessing as mp
 
 from weightsync import Receiver, Sender
+from weightsync import sender as sender_module
 
 
 def worker(url):
@@ -31,7 +32,7 @@ if __name__ == "__main__":
 
     Sender.close = slow_close
     s = Sender({"w": torch.zeros(4)}, 1, listen=f"unix:@weightsync-exit-race-{time.time_ns()}")
-    s._close_when_all_gone = True
+    sender_module.close_when_all_gone(s)
     p = mp.get_context("spawn").Process(target=worker, args=(s.url(0),))
     p.start()
     s.connect(30)

@@ -263,7 +263,7 @@ def test_consumed_handle_cannot_travel(local, weights):
 
     sender, _ = local(weights, n=1)
     with pytest.raises(ws.ProtocolError, match="LIFE-2"):
-        ForkingPickler.dumps(sender._peers[0].handle)
+        ForkingPickler.dumps(sender._hub.peers[0].handle)
 
 
 def test_target_mismatch_fails_both_connects(weights):
@@ -564,7 +564,7 @@ def test_cast_slots_from_packed_weights_and_bad_dtypes(local):
         with pytest.raises(ValueError, match="LAYOUT-3"):
             ws.Sender({"w": torch.zeros(4)}, 1, dtypes=bad)
     with ws.Sender({"w": torch.zeros(4)}, 2, dtypes=torch.float32) as same:
-        assert list(same._pool.groups) == [torch.device("cpu")]
+        assert list(same._hub.pool.groups) == [torch.device("cpu")]
 
 
 def test_sender_close_is_bounded_as_a_whole_not_wait_by_wait(weights, monkeypatch):
@@ -578,9 +578,9 @@ def test_sender_close_is_bounded_as_a_whole_not_wait_by_wait(weights, monkeypatc
     monkeypatch.setattr(sender_module, "_CLOSE_LOCK_WAIT", 0.4)
     s = ws.Sender(weights, 1)
     stuck = threading.Event()
-    s._mu.acquire()  # as a call interrupted by Ctrl-C leaves it
-    s._helper = threading.Thread(target=stuck.wait, args=(30,), daemon=True)
-    s._helper.start()
+    s._hub.mu.acquire()  # as a call interrupted by Ctrl-C leaves it
+    s._hub.helper = threading.Thread(target=stuck.wait, args=(30,), daemon=True)
+    s._hub.helper.start()
     try:
         t0 = time.monotonic()
         s.close()

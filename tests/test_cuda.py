@@ -57,7 +57,7 @@ def assert_holds_cpu(receiver, expected, version):
 def test_sender_copies_once_per_device_not_per_receiver(local):
     """CUDA-1, CUDA-5, LAYOUT-2: four in-process receivers on one GPU share one slot group."""
     sender, _ = local(on("cuda", pattern(MANIFEST, 0)), n=4)
-    assert list(sender._pool.groups) == [torch.device('cuda', torch.cuda.current_device())]
+    assert list(sender._hub.pool.groups) == [torch.device('cuda', torch.cuda.current_device())]
 
 
 def test_zero_copy_on_cuda(local):
@@ -127,7 +127,7 @@ def test_cast_slots_on_cuda(local, zero_copy):
     slots, casts = ["cuda", "cuda", "cpu"], [torch.bfloat16, None, torch.bfloat16]
     sender, receivers = local(_llm_like(0), n=3, devices=slots, dtypes=casts, zero_copy=zero_copy)
     gpu = torch.device("cuda", torch.cuda.current_device())
-    assert set(sender._pool.groups) == {(gpu, torch.bfloat16), gpu, (torch.device("cpu"), torch.bfloat16)}
+    assert set(sender._hub.pool.groups) == {(gpu, torch.bfloat16), gpu, (torch.device("cpu"), torch.bfloat16)}
     for v in (1, 2, 3):
         sent = _llm_like(v)
         sender.send(sent, workers=[0, 1, 2] if v != 2 else [0], timeout=30)
@@ -406,7 +406,7 @@ def test_gpu_weights_cross_tcp_into_a_gpu_target_bit_for_bit(mode):
     held = {k: v.data_ptr() for k, v in target.items()}
     with ws.Sender(weights, 1, listen="tcp://127.0.0.1:0") as sender:
         assert {e.device for e in sender.manifest} == {f"cuda:{torch.cuda.current_device()}"}
-        assert [d.type for d in sender._pool.groups] == ["cpu"], "NET-7: a TCP listener's slots are host memory"
+        assert [d.type for d in sender._hub.pool.groups] == ["cpu"], "NET-7: a TCP listener's slots are host memory"
         receiver = ws.Receiver(sender.url(0), target=target, mode=mode)
         try:
             joining = threading.Thread(target=receiver.connect, args=(60,), daemon=True)

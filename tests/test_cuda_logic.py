@@ -98,9 +98,9 @@ def test_a_sender_listening_on_tcp_keeps_its_slots_on_the_cpu():
     """NET-7: a TCP listener's slots are host memory by default, and a GPU slot device is refused with the remedy
     (before any CUDA call: the rule holds on a machine without a GPU too)."""
     import weightsync as ws
-    from weightsync import sender as sender_module
+    from weightsync import options
 
-    assert sender_module._slot_devices(None, 2, torch.device("cpu"), network=True) == [torch.device("cpu")] * 2
+    assert options.slot_devices(None, 2, torch.device("cpu"), network=True) == [torch.device("cpu")] * 2
     for devices in (["cuda"], ["cuda:0"], lambda i: "cuda:1"):
         with pytest.raises(ValueError, match="NET-7"):
             ws.Sender({"w": torch.zeros(4)}, 1, listen="tcp://127.0.0.1:0", devices=devices)

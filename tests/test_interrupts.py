@@ -120,8 +120,8 @@ def test_an_interrupt_at_any_line_leaves_close_bounded(scenario):
         fired, where, error = run_interrupted(n, body)
         first, second = (r, s) if scenario is receiver_calls else (s, r)
         closing = closes_in_time(first) or closes_in_time(second)
-        if closing or s._mu.locked() or error:
-            bad.append((n, where, closing, "lock held" if s._mu.locked() else "", error))
+        if closing or s._hub.mu.locked() or error:
+            bad.append((n, where, closing, "lock held" if s._hub.mu.locked() else "", error))
         if not fired:
             break
     assert n > 500, f"the scenario ran only {n} library lines: the tracer missed the library"

@@ -1,4 +1,4 @@
-"""The listening sender's helper thread (hub._serve_joins): it keeps a network receiver's lease alive
+"""The listening sender's helper thread (helper.py): it keeps a network receiver's lease alive
 while no call runs (NET-4), whatever a caller changed while it slept.
 
 The race it must survive: the thread takes its snapshot while no network receiver is active (so it
@@ -103,11 +103,11 @@ def test_a_release_without_close_leaves_the_listener_nothing_to_trip_on(monkeypa
     try:
         receiver.close()  # a hang-up: the helper wakes and is held with its events
         assert woke.wait(10), "the helper thread did not wake for the hang-up"
-        sender._finalizer()  # resources go without close(), as at exit
+        sender._hub.finalizer()  # resources go without close(), as at exit
     finally:
         go.set()
-    sender._helper.join(5)
-    assert not sender._helper.is_alive() and not errors, errors
+    sender._hub.helper.join(5)
+    assert not sender._hub.helper.is_alive() and not errors, errors
 
 
 @pytest.mark.processes

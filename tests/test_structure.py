@@ -66,3 +66,27 @@ def test_the_core_imports_nothing_that_does_io():
                 mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 found += [f"{name}.py imports {m}" for m in mods if m.split(".")[0] not in PURE]
     assert not found, found
+
+
+#: The package's driver classes: each owns threads, channels or a protocol machine's I/O, and is used by
+#: holding one and calling it, never by subclassing (one obvious place per concern; docs/design.md).
+DRIVERS = {"Sender", "Hub", "Publisher", "Receiver", "Listener", "Channel", "Session"}
+
+
+def driver_subclasses(paths) -> list[str]:
+    """Every class in `paths` that names a driver class among its bases."""
+    found = []
+    for path in paths:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ClassDef):
+                names = [b.id if isinstance(b, ast.Name) else b.attr for b in node.bases
+                         if isinstance(b, (ast.Name, ast.Attribute))]
+                found += [f"{path.name}:{node.lineno} {node.name}({n})" for n in names if n in DRIVERS]
+    return found
+
+
+def test_no_class_inherits_a_driver_class():
+    """A class that extends a driver shares its state and its lock by inheritance, and calls what only the
+    subclass provides; compose instead: hold the driver and call it."""
+    found = driver_subclasses(MODULES)
+    assert not found, f"hold the driver and call it instead of inheriting it: {found}"

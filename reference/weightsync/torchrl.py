@@ -35,6 +35,7 @@ from torch import nn
 from torchrl.weight_update.weight_sync_schemes import WeightSyncScheme, register_weight_sync_backend
 
 from . import Receiver, Sender
+from . import sender as sender_module
 from .errors import WeightSyncError
 
 __all__ = ["WeightsyncScheme"]
@@ -108,7 +109,9 @@ class WeightsyncScheme(WeightSyncScheme):
         if not num_workers:
             raise ValueError("WeightsyncScheme needs num_workers when it is not given a collector as context")
         name = f"weightsync-torchrl-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        self._sender = _SchemeSender(_weights_of(weights), num_workers, listen=f"unix:@{name}")
+        self._sender = Sender(_weights_of(weights), num_workers, listen=f"unix:@{name}")
+        # Nothing outlives the workers: TorchRL never calls the trainer side's shutdown().
+        sender_module.close_when_all_gone(self._sender)
         self._urls = [self._sender.url(i) for i in range(num_workers)]
 
     def _context_model(self):
@@ -244,7 +247,7 @@ class WeightsyncScheme(WeightSyncScheme):
         try:
             if sender is not None:
                 if sys.is_finalizing():
-                    sender.release()  # no thread joins while the interpreter shuts down
+                    sender_module.release(sender)  # no thread joins while the interpreter shuts down
                 else:
                     sender.close()
             if receiver is not None:
@@ -266,15 +269,3 @@ class WeightsyncScheme(WeightSyncScheme):
         self._bound = None
         self._local = threading.local()
 
-
-class _SchemeSender(Sender):
-    """The scheme's sender: it closes itself once every worker that joined is gone, since TorchRL never
-    calls shutdown() and nothing may outlive the workers, and at interpreter exit it only releases
-    (no thread is joined while the interpreter shuts down)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._close_when_all_gone = True
-
-    def release(self) -> None:
-        self._finalizer()

@@ -4,12 +4,12 @@ then stalls holds the sender there, with its lock held: the answers of the other
 timeout and close() wait on it. Violates SEC-2 ("no read may block the sender on one receiver") and
 WIRE-7 (a frame not finished within 10 s is a violation, whatever the call's timeout).
 
-Seam: Channel.fill on the sender's channels (Hub._use hands them out; their class is swapped).
+Seam: Channel.fill on the sender's channels (Hub.use hands them out; their class is swapped).
 """
 
 from weightsync import *
 from weightsync import CAPABILITIES, __all__, transport, wire  # noqa: F401
-from weightsync import Sender as _Sender
+from weightsync.hub import Hub
 
 VIOLATES = ("SEC-2", "WIRE-7")
 KILLED_BY = ("conformance/test_wire.py::test_a_frame_cut_short_holds_up_nobody",)
@@ -47,7 +47,12 @@ class _WholeFrameChannel(transport.Channel):
             self.session.receive_eof()
 
 
-class Sender(_Sender):
-    def _use(self, peer, channel, handle, liveness=None):
-        channel.__class__ = _WholeFrameChannel
-        super()._use(peer, channel, handle, liveness)
+_use = Hub.use
+
+
+def _use_whole_frames(self, peer, channel, handle, liveness=None):
+    channel.__class__ = _WholeFrameChannel
+    _use(self, peer, channel, handle, liveness)
+
+
+Hub.use = _use_whole_frames

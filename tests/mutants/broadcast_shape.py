@@ -37,4 +37,4 @@ class Sender(_Sender):
     @functools.wraps(_Sender.__init__)  # the public signature stays the reference's (API-1)
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._checker = _LaxChecker(self._manifest)
+        self._publisher.checker = _LaxChecker(self.manifest)

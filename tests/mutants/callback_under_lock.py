@@ -3,12 +3,12 @@ while that thread still holds the sender's lock; a callback that calls the sende
 its own thread holds. Violates API-11 ("calls fn(future) once ... from a thread of the binding, never
 with the sender's lock held, so fn may call the sender").
 
-Seam: the sender's SendFuture (sender.SendFuture): its _settle, which the sender calls under its lock
+Seam: the sender's SendFuture (publishing.SendFuture): its _settle, which the sender calls under its lock
 for each answer, runs the callbacks once the future is complete.
 """
 
 from weightsync import *
-from weightsync import CAPABILITIES, __all__, future, sender  # noqa: F401
+from weightsync import CAPABILITIES, __all__, future, publishing  # noqa: F401
 
 VIOLATES = "API-11"
 KILLED_BY = ("conformance/test_binding.py::test_a_done_callback_is_called_once_without_polling_and_may_call_the_sender",)
@@ -20,7 +20,7 @@ class _EagerFuture(_Future):
     def _settle(self, worker, cause, detail):
         super()._settle(worker, cause, detail)
         if self._complete:
-            self._fire()  # BUG: here the sender's lock is held (Hub._settle_one runs under it)
+            self._fire()  # BUG: here the sender's lock is held (Publisher.settle runs under it)
 
     def _fire(self):
         error = self._error(timed_out=False)
@@ -41,4 +41,4 @@ class _EagerFuture(_Future):
             future._call(fn, self)
 
 
-sender.SendFuture = _EagerFuture
+publishing.SendFuture = _EagerFuture

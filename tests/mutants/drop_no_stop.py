@@ -7,7 +7,7 @@ Seam: Sender.drop, which cuts the receiver off as if it had died, without the St
 """
 
 from weightsync import *
-from weightsync import CAPABILITIES, __all__  # noqa: F401
+from weightsync import CAPABILITIES, __all__, options  # noqa: F401
 from weightsync import Sender as _Sender
 from weightsync.clock import Deadline
 
@@ -17,10 +17,11 @@ KILLED_BY = ("conformance/test_wire.py::test_drop_sends_stop_then_closes_the_cha
 
 class Sender(_Sender):
     def drop(self, i, timeout=None):
+        hub = self._hub
         deadline = Deadline(timeout)
-        with self._locked(deadline):
-            peer = self._peers[self._check_id(i)]
-            with self._quiet(deadline):
+        with hub.locked(deadline):
+            peer = hub.peers[options.check_id(i, len(hub.peers))]
+            with hub.quiet(deadline):
                 if not peer.machine.active:
                     return
-                self._gone(peer, "dropped by the trainer: sender.drop() (API-9)")  # BUG: no Stop first
+                hub.gone(peer, "dropped by the trainer: sender.drop() (API-9)")  # BUG: no Stop first

@@ -7,7 +7,7 @@ Seam: Sender.drop, the public call itself.
 """
 
 from weightsync import *
-from weightsync import CAPABILITIES, __all__  # noqa: F401
+from weightsync import CAPABILITIES, __all__, options  # noqa: F401
 from weightsync import Sender as _Sender
 from weightsync.messages import Stop
 from weightsync.protocol import PeerState
@@ -19,8 +19,9 @@ KILLED_BY = ("conformance/test_failures.py::test_drop_frees_the_slots_a_silent_r
 
 class Sender(_Sender):
     def drop(self, i, timeout=None):
-        with self._locked(Deadline(timeout)):
-            peer = self._peers[self._check_id(i)]
+        hub = self._hub
+        with hub.locked(Deadline(timeout)):
+            peer = hub.peers[options.check_id(i, len(hub.peers))]
             if peer.machine.state in (PeerState.CONNECTING, PeerState.LIVE) and peer.channel is not None:
                 try:
                     peer.channel.send(Stop())  # BUG: nothing else; the sender waits for its end of channel

@@ -3,13 +3,13 @@ the slot of the version it failed ("it never applied that version, so it does no
 write that slot while the receiver can still read it. Violates ZC-2 ("the sender counts both as held until
 its next ok Ack").
 
-Seam: the class of each receiver's PeerMachine (made by Sender._new_peer), whose handle() puts back the
+Seam: the class of each receiver's PeerMachine (made by Hub.new_peer), whose handle() puts back the
 slots held before an Ack(error) of a zero-copy receiver.
 """
 
 from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
-from weightsync import Sender as _Sender
+from weightsync.hub import Hub
 from weightsync.messages import OK, Ack
 from weightsync.protocol import PeerMachine
 
@@ -26,8 +26,13 @@ class _Machine(PeerMachine):
         return settled
 
 
-class Sender(_Sender):
-    def _new_peer(self, i, group, pair=None):
-        peer = super()._new_peer(i, group, pair)
-        peer.machine.__class__ = _Machine
-        return peer
+_new_peer = Hub.new_peer
+
+
+def _new_peer_mutated(self, i, group, pair=None):
+    peer = _new_peer(self, i, group, pair)
+    peer.machine.__class__ = _Machine
+    return peer
+
+
+Hub.new_peer = _new_peer_mutated

@@ -8,8 +8,8 @@ Seam: SendFuture.settle (records one target's answer), which drops every failure
 
 from weightsync import *
 from weightsync import CAPABILITIES, SendFuture, __all__  # noqa: F401
-from weightsync import Sender as _Sender
 from weightsync.messages import OK
+from weightsync.publishing import Publisher
 
 VIOLATES = "SEND-7"
 KILLED_BY = ("conformance/test_failures.py::test_one_error_names_every_receiver_at_fault_with_its_cause",)
@@ -22,8 +22,13 @@ class _FirstFault(SendFuture):
         super()._settle(worker, cause, detail)
 
 
-class Sender(_Sender):
-    def _publish(self, weights, workers, deadline):
-        future = super()._publish(weights, workers, deadline)
-        future.__class__ = _FirstFault
-        return future
+_publish = Publisher.publish
+
+
+def _publish_first_fault(self, weights, workers, deadline):
+    future = _publish(self, weights, workers, deadline)
+    future.__class__ = _FirstFault
+    return future
+
+
+Publisher.publish = _publish_first_fault

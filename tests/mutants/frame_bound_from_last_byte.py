@@ -7,13 +7,13 @@ the first byte of a frame MUST send its last byte within the reaction bound ... 
 longer than that for the rest of a frame MUST treat it as a violation") and SEC-2 (the partial frame is no
 longer bounded by WIRE-7).
 
-Seam: Channel.fill on the sender's channels (Hub._use hands them out; their class is swapped), which
+Seam: Channel.fill on the sender's channels (Hub.use hands them out; their class is swapped), which
 forgets when the frame in progress started before reading more of it.
 """
 
 from weightsync import *
 from weightsync import CAPABILITIES, __all__, transport  # noqa: F401
-from weightsync import Sender as _Sender
+from weightsync.hub import Hub
 
 VIOLATES = ("WIRE-7", "SEC-2")
 KILLED_BY = ("conformance/test_wire.py::test_a_frame_cut_short_holds_up_nobody",)
@@ -25,7 +25,12 @@ class _ProgressTimerChannel(transport.Channel):
         super().fill()
 
 
-class Sender(_Sender):
-    def _use(self, peer, channel, handle, liveness=None):
-        channel.__class__ = _ProgressTimerChannel
-        super()._use(peer, channel, handle, liveness)
+_use = Hub.use
+
+
+def _use_progress_timer(self, peer, channel, handle, liveness=None):
+    channel.__class__ = _ProgressTimerChannel
+    _use(self, peer, channel, handle, liveness)
+
+
+Hub.use = _use_progress_timer

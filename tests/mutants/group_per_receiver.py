@@ -20,9 +20,9 @@ class Sender(_Sender):
     @functools.wraps(_Sender.__init__)  # the public signature stays the reference's (API-1)
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        pool, shared = self._pool, list(self._pool.groups.values())
+        pool, shared = self._hub.pool, list(self._hub.pool.groups.values())
         pool.groups = {}
-        for peer in self._peers:  # BUG: a group, and so a copy of each version, per receiver
+        for peer in self._hub.peers:  # BUG: a group, and so a copy of each version, per receiver
             g0 = peer.group
             group = pool.add_group(g0.device, g0.nbytes, g0.manifest)
             pool.groups[peer.machine.id] = pool.groups.pop(g0.device)

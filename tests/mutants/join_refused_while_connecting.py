@@ -6,21 +6,23 @@ same URL is refused until the old connection happens to end. Violates RDV-5 ("a 
 that is unconnected, connecting, failed or gone takes its place ... the sender answers Welcome and sends
 Init at once"; only a live receiver is refused).
 
-Seam: Hub._can_join (why receiver rid may not join now), which tests `machine.active` instead of LIVE.
+Seam: Hub.can_join (why receiver rid may not join now), which tests `machine.active` instead of LIVE.
 """
 
 from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
-from weightsync import Sender as _Sender
+from weightsync.hub import Hub
 
 VIOLATES = "RDV-5"
 KILLED_BY = ("conformance/test_rendezvous.py::test_a_join_takes_the_place_of_one_still_connecting",)
 
 
-class Sender(_Sender):
-    def _can_join(self, rid):
-        if self._closed:
-            return "refused: the sender is closing"
-        if self._peers[rid].machine.active:  # BUG: connecting counts as live
-            return f"refused: receiver {rid} is live in another process; one connection per receiver (RDV-5)"
-        return None
+def _can_join(self, rid):
+    if self.closed:
+        return "refused: the sender is closing"
+    if self.peers[rid].machine.active:  # BUG: connecting counts as live
+        return f"refused: receiver {rid} is live in another process; one connection per receiver (RDV-5)"
+    return None
+
+
+Hub.can_join = _can_join

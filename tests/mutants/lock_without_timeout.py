@@ -5,14 +5,14 @@ as long as the send does. close() takes no such lock, so it still ends the waiti
 Violates API-7 ("every wait it makes, the wait for another thread to leave the sender included, is
 bounded by its timeout").
 
-Seam: Hub._locked (how a call takes the sender), which first takes a call lock with no timeout.
+Seam: Hub.locked (how a call takes the sender), which first takes a call lock with no timeout.
 """
 
 import threading
 
 from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
-from weightsync import Sender as _Sender
+from weightsync.hub import Hub
 
 VIOLATES = "API-7"
 KILLED_BY = ("conformance/test_threads.py::test_a_send_waiting_without_timeout_holds_up_no_other_thread",)
@@ -32,14 +32,19 @@ class _Both:
             self.call.release()
 
 
-class Sender(_Sender):
-    def _locked(self, deadline, closing=False):
-        if closing:
-            return super()._locked(deadline, closing)
-        call = self.__dict__.setdefault("_call", threading.Lock())
-        call.acquire()  # BUG: no timeout, and held until the call returns
-        try:
-            return _Both(super()._locked(deadline, closing), call)
-        except BaseException:
-            call.release()
-            raise
+_locked = Hub.locked
+
+
+def _locked_after_a_call_lock(self, deadline, closing=False):
+    if closing:
+        return _locked(self, deadline, closing)
+    call = self.__dict__.setdefault("_call", threading.Lock())
+    call.acquire()  # BUG: no timeout, and held until the call returns
+    try:
+        return _Both(_locked(self, deadline, closing), call)
+    except BaseException:
+        call.release()
+        raise
+
+
+Hub.locked = _locked_after_a_call_lock

@@ -5,7 +5,7 @@ MessagePack map), WIRE-5 (canonical form), WIRE-9 (the test vectors) and MSG-3 (
 carried by a message").
 
 Seam: Session.send and Session.next_message (the codec of wire.frame and wire.decode), on both sides: the
-sessions of the sender's channels (Hub._use, after any join) and the receiver's (Receiver._channel) get a
+sessions of the sender's channels (Hub.use, after any join) and the receiver's (Receiver._channel) get a
 pickling class.
 """
 
@@ -14,7 +14,7 @@ import pickle
 from weightsync import *
 from weightsync import CAPABILITIES, __all__, session, transport, wire  # noqa: F401
 from weightsync import Receiver as _Receiver
-from weightsync import Sender as _Sender
+from weightsync.hub import Hub
 from weightsync.messages import handle_count
 
 VIOLATES = ("WIRE-3", "WIRE-5", "WIRE-9", "MSG-3")
@@ -46,9 +46,14 @@ def _pickling(channel):
     return channel
 
 
-class Sender(_Sender):
-    def _use(self, peer, channel, handle, liveness=None):
-        super()._use(peer, _pickling(channel), handle, liveness)  # after any join, which stays MessagePack
+_use = Hub.use
+
+
+def _use_pickling(self, peer, channel, handle, liveness=None):
+    _use(self, peer, _pickling(channel), handle, liveness)  # after any join, which stays MessagePack
+
+
+Hub.use = _use_pickling
 
 
 class Receiver(_Receiver):

@@ -26,5 +26,5 @@ class Sender(_Sender):
     @functools.wraps(_Sender.__init__)  # the public signature stays the reference's (API-1)
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if self._listener is not None:
-            self._listener.__class__ = _TrustingListener
+        if self._hub.listener is not None:
+            self._hub.listener.__class__ = _TrustingListener

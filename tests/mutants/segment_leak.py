@@ -15,6 +15,6 @@ _CACHE: list = []
 
 class Sender(_Sender):
     def close(self):
-        for group in self._pool.groups.values():
+        for group in self._hub.pool.groups.values():
             _CACHE.extend(getattr(s, "buffer", s).tensor for s in group.slots)  # BUG: the mappings stay
         super().close()

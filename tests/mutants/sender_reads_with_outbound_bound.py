@@ -7,18 +7,23 @@ WIRE-2 ("a peer that reads a length above the bound of its direction MUST treat 
 it has read the 4 length bytes, without reading or allocating the payload") and SEC-1 (a side MUST NOT
 allocate for a peer's frame more than the bound of WIRE-2).
 
-Seam: Hub._use (gives a receiver its channel, whose session reads its frames), which raises the session's bound.
+Seam: Hub.use (gives a receiver its channel, whose session reads its frames), which raises the session's bound.
 """
 
 from weightsync import *
 from weightsync import CAPABILITIES, __all__, wire  # noqa: F401
-from weightsync import Sender as _Sender
+from weightsync.hub import Hub
 
 VIOLATES = ("WIRE-2", "SEC-1")
 KILLED_BY = ("conformance/test_wire.py::test_a_receiver_that_breaks_the_wire_is_cut_off_alone[length prefix of 64 KiB + 1]",)
 
 
-class Sender(_Sender):
-    def _use(self, peer, channel, handle, liveness=None):
-        channel.session._reader.max_frame = wire.MAX_TO_RECEIVER  # BUG: the bound of the other direction
-        super()._use(peer, channel, handle, liveness)
+_use = Hub.use
+
+
+def _use_outbound_bound(self, peer, channel, handle, liveness=None):
+    channel.session._reader.max_frame = wire.MAX_TO_RECEIVER  # BUG: the bound of the other direction
+    _use(self, peer, channel, handle, liveness)
+
+
+Hub.use = _use_outbound_bound

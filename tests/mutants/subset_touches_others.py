@@ -1,28 +1,34 @@
 """Mutant: a send to some receivers also pushes the new version to every other live one ("keep everyone
 current"). Violates CONS-5.
 
-Seam: Sender._publish, wrapped: after the targets, every other live receiver is sent a Receive too.
+Seam: Publisher.publish, wrapped: after the targets, every other live receiver is sent a Receive too.
 """
 
 from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
-from weightsync import Sender as _Sender
 from weightsync.messages import Receive
 from weightsync.protocol import PeerState
+from weightsync.publishing import Publisher
 
 VIOLATES = "CONS-5"
 KILLED_BY = ("conformance/test_consistency.py::test_subset_send_leaves_others_alone[sync-mapping]",)
 
 
-class Sender(_Sender):
-    def _publish(self, weights, workers, deadline):
-        future = super()._publish(weights, workers, deadline)
-        for peer in self._peers:  # BUG: the others too
-            if peer.machine.id in future.workers or peer.machine.state is not PeerState.LIVE or peer.network:
-                continue
-            slot = peer.group.latest
-            new = peer.machine.send_receive(future.version, slot.id, [s.id for s in peer.group.slots])
-            new_slots = [self._pool.by_id(peer.group, sid) for sid in new]
-            self._write(peer, Receive(future.version, slot.id, tuple(s.info() for s in new_slots)),
-                        peer.group.handles(new_slots))
-        return future
+_publish = Publisher.publish
+
+
+def _publish_to_everyone(self, weights, workers, deadline):
+    future = _publish(self, weights, workers, deadline)
+    hub = self.hub
+    for peer in hub.peers:  # BUG: the others too
+        if peer.machine.id in future.workers or peer.machine.state is not PeerState.LIVE or peer.network:
+            continue
+        slot = peer.group.latest
+        new = peer.machine.send_receive(future.version, slot.id, [s.id for s in peer.group.slots])
+        new_slots = [hub.pool.by_id(peer.group, sid) for sid in new]
+        hub.write(peer, Receive(future.version, slot.id, tuple(s.info() for s in new_slots)),
+                  peer.group.handles(new_slots))
+    return future
+
+
+Publisher.publish = _publish_to_everyone

@@ -21,5 +21,5 @@ class Sender(_Sender):
     @functools.wraps(_Sender.__init__)  # the public signature stays the reference's (API-1)
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        choose = self._pool.choose
-        self._pool.choose = lambda group, pins: choose(group, [])  # BUG: only the latest slot is kept
+        choose = self._hub.pool.choose
+        self._hub.pool.choose = lambda group, pins: choose(group, [])  # BUG: only the latest slot is kept

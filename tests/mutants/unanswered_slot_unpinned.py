@@ -2,13 +2,13 @@
 answered names ("they have not read it yet, so it is free"), and may write the next version into a slot a
 receiver is about to read. Violates SLOT-2 ("a slot named by an unanswered Receive is not written").
 
-Seam: the class of each receiver's PeerMachine (made by Sender._new_peer), whose pins() leaves out its
+Seam: the class of each receiver's PeerMachine (made by Hub.new_peer), whose pins() leaves out its
 unanswered Receives.
 """
 
 from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
-from weightsync import Sender as _Sender
+from weightsync.hub import Hub
 from weightsync.protocol import PeerMachine
 
 VIOLATES = "SLOT-2"
@@ -20,8 +20,13 @@ class _Machine(PeerMachine):
         return set(self.held) if self.active else set()  # BUG: pending Receives' slots are not pinned
 
 
-class Sender(_Sender):
-    def _new_peer(self, i, group, pair=None):
-        peer = super()._new_peer(i, group, pair)
-        peer.machine.__class__ = _Machine
-        return peer
+_new_peer = Hub.new_peer
+
+
+def _new_peer_mutated(self, i, group, pair=None):
+    peer = _new_peer(self, i, group, pair)
+    peer.machine.__class__ = _Machine
+    return peer
+
+
+Hub.new_peer = _new_peer_mutated

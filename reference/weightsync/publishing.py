@@ -1,0 +1,208 @@
+"""Versions going out: a version written into a free slot per group, each target told, and the wait for answers.
+
+The sender's public calls check the caller and take the lock; this module does the rest
+of SEND-1..7 with the hub's channels: the Init of a joiner (INIT-1, NET-1), the Receive
+of each target (SEND-1, NET-2), the bounded wait for a free slot (SLOT-3, SEC-3), and the
+wait for every target's answer (SEND-2, SEND-7). It owns the version counter and the
+futures still waiting; the hub settles them through `settle`.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Iterable
+
+from . import layout, netplane, options
+from .clock import Deadline
+from .errors import FIX, LocalProtocolError, SyncTimeoutError, receivers_error
+from .future import RESTART_HINT, SendFuture
+from .hub import Hub
+from .messages import PROTOCOL_VERSION, Entry, Init, Receive
+from .packing import Packed
+from .peers import Peer
+from .protocol import outbox_full, readers, unsendable
+from .slots import CpuSlot, Group, Slot
+
+log = logging.getLogger("weightsync")
+
+
+class Publisher:
+    """The sender's versions: its weights' layout and checker, the last version, and the futures not settled."""
+
+    def __init__(self, hub: Hub, source: layout.Weights, manifest: tuple[Entry, ...], checker: layout.Checker):
+        self.hub = hub
+        self.source = source
+        self.manifest = manifest
+        self.checker = checker
+        self.version = 0
+        self.futures: dict[int, SendFuture] = {}
+
+    def settle(self, version: int, rid: int, cause: str, detail: str) -> None:
+        """One receiver's outcome for one version, from the hub (ACK-2, SM-S-9)."""
+        future = self.futures.get(version)
+        if future is not None:
+            future._settle(rid, cause, detail)
+            if future._complete:  # nothing more can settle it
+                del self.futures[version]
+
+    def send_init(self, peer: Peer) -> None:
+        """The Init that makes a receiver connecting: the group's slots and the latest version (INIT-1, LIFE-1)."""
+        # Our copy of their end goes first, so that a receiver that never
+        # started or already died reads as end of file at once (SEND-3).
+        if peer.handle is not None:
+            peer.handle.conn.close()
+        group, latest = peer.group, peer.group.latest
+        assert latest is not None, "version 0 is published when a group is made"
+        peer.machine.send_init(self.version, latest.id, [s.id for s in group.slots])
+        if peer.network:
+            self._send_network_init(peer)
+        else:
+            init = Init(PROTOCOL_VERSION, peer.machine.id, group.manifest, group.infos(), self.version, latest.id)
+            self.hub.write(peer, init, group.handles(group.slots))
+        self.hub.wake()
+
+    def _send_network_init(self, peer: Peer) -> None:
+        """Init without slots, naming the data plane; the Init's version follows on it (NET-1, NET-2)."""
+        hub, group = self.hub, peer.group
+        assert group.device.type == "cpu", "a tcp:// sender's slots are on the CPU (options.slot_devices, NET-7)"
+        channel, latest = peer.channel, group.latest
+        assert channel is not None and hub.listener is not None, "a network receiver joined by URL"
+        assert isinstance(latest, CpuSlot), "a CPU group's latest slot; version 0 is published when it is made"
+        local = channel.sock.getsockname()[0]
+        store = netplane.Store(hub.listener.address.sockaddr[0], hub.transfer_timeout, hub.lease)  # NET-6
+        plane = store.data_plane(local, group.nbytes)
+        init = Init(PROTOCOL_VERSION, peer.machine.id, group.manifest, (), self.version, 0,
+                    capabilities=("network",), data_plane=plane)
+        hub.write(peer, init)
+        incarnation, ref = peer.machine.incarnation, weakref.ref(hub)
+
+        def failed(why: str) -> None:  # weakly: a lane must not keep the sender alive
+            held = ref()
+            if held is not None:
+                held.lane_failed(peer, incarnation, why)
+
+        peer.lane = netplane.Lane(store, plane, local, failed, hub.clock)
+        peer.lane.submit(self.version, latest.buffer.tensor)
+
+    def check_targets(self, targets: list[int]) -> None:
+        """No version is consumed for a target known to be unusable (SEND-4)."""
+        known, ids = unsendable(self.hub.peers[i].machine for i in targets)
+        if known:
+            raise receivers_error({m.id: m.cause for m in known}, {m.id: m.failure for m in known}, None, RESTART_HINT)
+        if ids:
+            raise LocalProtocolError(f"receiver(s) {ids} are not connected; call sender.connect() first (SEND-4)")
+
+    def publish(self, weights: layout.Weights | None, workers: Iterable[int] | None,
+                deadline: Deadline) -> SendFuture:
+        """Writes a new version into a free slot per group and sends it to `workers` (SEND-1); the lock is held."""
+        hub, peers = self.hub, self.hub.peers
+        started = hub.clock()
+        targets = list(range(len(peers))) if workers is None else options.check_workers(workers, len(peers))
+        hub.take_arrived()
+        source = self.source if weights is None else weights
+        packed = (source if isinstance(source, Packed) and (source is self.source or source.manifest == self.manifest)
+                  else None)  # weights laid out like the slots: one copy (API-8)
+        if packed is not None:
+            packed.check()  # constant time unless a packed tensor may have left the buffer (API-8)
+        else:  # a plain dict goes straight to the checker, which rejects what flatten would (BAD-1, BAD-2)
+            tensors = self.checker.ordered(source if type(source) is dict else layout.flatten(source))
+        self.check_targets(targets)
+        chosen = self.free_slots(targets, deadline)  # group -> slot
+        for slot in chosen.values():
+            if packed is not None:
+                slot.write_buffer(packed.buffer, packed.tensors)  # a cast slot converts each array (LAYOUT-3)
+                continue
+            try:
+                slot.write(tensors)
+            except RuntimeError:
+                # A tensor reshaped through `.data` as a view of itself keeps its pointer and version:
+                # the copy into the free slot finds it; check everything and name it (BAD-2). The slot
+                # is free, nobody reads it, and nothing is published.
+                self.checker.forget()
+                self.checker.ordered(source if type(source) is dict else layout.flatten(source))
+                raise
+        self.version += 1
+        future = SendFuture(self.version, targets, hub.take_arrived_if_free, self.wait,
+                            nbytes=sum(group.nbytes for group in chosen), clock=hub.clock)
+        self.futures[self.version] = future
+        # Every group gets each version, once per device, so that a joiner on any
+        # device starts from the latest (LIFE-1, LAYOUT-2).
+        ids: dict[Group, list[int]] = {}
+        for group, slot in chosen.items():
+            hub.pool.publish(group, slot, self.version)
+            ids[group] = [s.id for s in group.slots]
+        for i in targets:
+            peer = peers[i]
+            slot = chosen[peer.group]
+            new = peer.machine.send_receive(self.version, slot.id, ids[peer.group])
+            if peer.network:  # the version follows on the data plane (NET-2)
+                hub.write(peer, Receive(self.version, 0, ()))
+                if peer.lane is not None:
+                    assert isinstance(slot, CpuSlot), "the network profile carries CPU slots only"
+                    peer.lane.submit(self.version, slot.buffer.tensor)
+                continue
+            new_slots = [hub.pool.by_id(peer.group, sid) for sid in new]
+            msg = Receive(self.version, slot.id, tuple(s.info() for s in new_slots))
+            hub.write(peer, msg, peer.group.handles(new_slots))
+        future._published_after(hub.clock() - started)
+        log.debug("published version %d to %s", self.version, targets)
+        return future
+
+    def free_slots(self, targets: list[int], deadline: Deadline) -> dict[Group, Slot]:
+        """A free slot per group, waiting (bounded) for acks and for slow readers' channels (SLOT-3, SEC-3)."""
+        hub, peers, first = self.hub, self.hub.peers, True
+        while True:
+            if not first:  # a target may have gone while this call waited (SEND-4)
+                self.check_targets(targets)
+            first = False
+            stuck = [i for i in targets if (ch := peers[i].channel) is not None and outbox_full(ch.out_bytes)]
+            chosen: dict[Group, Slot] = {}
+            full: Group | None = None
+            for group in hub.pool.groups.values():
+                pins = [p.machine.pins() for p in peers if p.group is group]
+                slot = hub.pool.choose(group, pins)
+                if slot is None:
+                    full = group
+                    break
+                chosen[group] = slot
+            if full is None and not stuck:
+                return chosen
+            if deadline.expired():
+                if stuck:
+                    raise SyncTimeoutError(stuck, None, hint="it does not read its channel; nothing was published (SEC-3)")
+                assert full is not None, "a group without a free slot is why none was chosen"
+                machines = [p.machine for p in peers if p.group is full]
+                blocking = sorted({i for s in full.slots for i in readers(s.id, machines)})
+                raise SyncTimeoutError(
+                    blocking, None,
+                    hint=f"every one of {hub.pool.max_slots} slots is held by them; nothing was published (SLOT-3). "
+                         f"{FIX}sender.drop(i) frees a stuck receiver's slots; else pass a longer timeout= or a larger "
+                         "max_slots=",
+                )
+            hub.wait_for_events(deadline)
+
+    def await_answers(self, future: SendFuture, deadline: Deadline) -> int:
+        """Waits for every target's answer; raises one error naming every receiver at fault (SEND-2, SEND-7)."""
+        looked = False
+        while True:
+            by = future._settle_by()
+            if future._complete or (by is not None and self.hub.clock() >= by):
+                error = future._error(timed_out=False)
+                if error is None:
+                    return future.version
+                raise error
+            if deadline.expired():
+                if not looked:  # wait(0) still reads the answers that have arrived (SEND-5)
+                    looked = True
+                    self.hub.take_arrived()
+                    continue
+                error = future._error(timed_out=True)
+                assert error is not None, "a target that has not answered has timed out"
+                raise error
+            self.hub.wait_for_events(deadline.earlier(by))
+
+    def wait(self, future: SendFuture, deadline: Deadline) -> int:
+        """`future.wait()`: takes the lock, then waits for the answers."""
+        with self.hub.locked(deadline):
+            return self.await_answers(future, deadline)
