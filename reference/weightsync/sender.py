@@ -17,7 +17,7 @@ from multiprocessing.context import BaseContext
 
 import torch
 
-from . import handshake, layout, limits, options, rendezvous, transport, wire
+from . import connecting, layout, limits, options, rendezvous, transport, wire
 from .clock import Clock, Deadline, monotonic
 from .errors import LocalProtocolError
 from .future import SendFuture
@@ -221,7 +221,7 @@ class Sender:
             ReceiverError: receivers that refused the Init (Ready(error)), with their reasons.
             ClosedError: the sender is closed.
         """
-        handshake.connect(self._hub, self._publisher, workers, Deadline(timeout, self._hub.clock))
+        connecting.connect(self._hub, self._publisher, workers, Deadline(timeout, self._hub.clock))
 
     def send(self, weights: layout.Weights | None = None, *, workers: Iterable[int] | None = None,
              timeout: float | None = None) -> int:
