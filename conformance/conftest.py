@@ -19,14 +19,16 @@ stops.py (runs that end early), summary.py (the terminal summary and the JSON re
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
 pytest_plugins = [f"{__package__}.{job}" for job in
                   ("options", "subject", "seeds", "selection", "recheck", "outcomes", "stops", "summary")]
 # Imported below before pytest loads them as plugins: registered first, their asserts are rewritten as the
-# conftest's own are (and pytest does not warn that it could not).
-pytest.register_assert_rewrite(*pytest_plugins)
+# conftest's own are. One a test module of the repository's own tests imported earlier is left as it is
+# (pytest would only warn that it cannot rewrite it).
+pytest.register_assert_rewrite(*(name for name in pytest_plugins if name not in sys.modules))
 
 from . import backstop, options, outcomes, seeds, stops, subject
 from .names import KNOWN_CAPABILITIES  # noqa: F401 - test_binding imports it from here
