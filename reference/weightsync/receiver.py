@@ -1,26 +1,27 @@
-"""The receiver: the handshake, then one applier over its source of pending versions.
+"""The receiver's public binding: connect, reading(), poll(), close() (spec sections 6, 7 and 9).
 
-Message rules live in protocol.ReceiverMachine (judged by the channel's session),
-the apply lock in rwlock, the ways of applying in apply, where versions come from
-in pending (the Unix channel or the network's data plane); this module is the
-public binding around them: connect, map the slots, apply the newest version when
-no reader is inside `reading()` (from the push thread or from poll()), answer
-(spec sections 6, 7 and 9).
+Message rules live in protocol.ReceiverMachine (judged by the channel's session), the
+apply lock in rwlock, the ways of applying in apply, where versions come from in pending
+(the Unix channel or the network's data plane), the steps before the Init in handshake,
+the manifest's device in devices; what becomes of each version taken (apply, answer,
+on_apply, the push thread) is applier's `Applier`, which `Receiver` extends. Here:
+connect, map the Init's slots, apply the newest version when no reader is inside
+`reading()` (from the push thread or from poll()).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import MappingProxyType
 
 import torch
 from torch import nn
 
-from . import apply, layout, limits, rendezvous, transport, wire
+from . import apply, devices, handshake, layout, limits, rendezvous, transport, wire
+from .applier import Applier
 from .clock import Clock, Deadline, monotonic
 from .errors import (
     FIX,
@@ -32,21 +33,16 @@ from .errors import (
     WeightsMismatchError,
     clip,
 )
-from .messages import ERROR, OK, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
-from .pending import ChannelPending, NetworkPending, Pending
-from .protocol import ReceiverMachine, ReceiverState
-from .rwlock import ApplyLock, Cancelled, unlock
-from .slots import Mapped, map_slot
+from .messages import ERROR, OK, Ready
+from .pending import ChannelPending, NetworkPending
+from .protocol import ReceiverState
+from .rwlock import Cancelled, unlock
 from .transport import Handle
 
 log = logging.getLogger("weightsync")
 
 
-_CLOSED_HANDLE = ("handle({}) is closed; ask the sender for a new one (LIFE-2). In the sender's own process, make the "
-                  "Receiver before sender.connect(): the handle is the sender's copy, which connect() closes")
-
-
-class Receiver:
+class Receiver(Applier):
     """Holds one version of the sender's weights in `target` (or in tensors of its own).
 
     `mode="push"` applies each new version from a background thread, between two
@@ -86,55 +82,26 @@ class Receiver:
             raise ValueError(f"mode must be 'push' or 'pull', got {mode!r}")
         if on_apply is not None and not callable(on_apply):
             raise TypeError(f"on_apply must be callable, got {type(on_apply).__name__}")
-        self._on_apply = on_apply  # told each version applied and acked ok (API-11)
-        self._clock = clock
         if zero_copy and target is not None and not isinstance(target, nn.Module):
             raise ValueError("zero_copy=True needs target=None or an nn.Module, whose tensors it rebinds (ZC-1)")
-        self._url: str | None = None
-        self._channel: transport.Channel | None = None
+        url: str | None = None
+        channel: transport.Channel | None = None
         if isinstance(handle, str):  # joins by URL at connect() (RDV-1)
-            _, self.id, _ = rendezvous.parse_url(handle)
-            self._url = handle
+            _, rid, _ = rendezvous.parse_url(handle)
+            url = handle
         elif isinstance(handle, Handle):
-            if handle.closed:
-                raise LocalProtocolError(_CLOSED_HANDLE.format(handle.receiver))
-            if handle.given:
-                raise LocalProtocolError(handle.given_away())
-            if (why := handle.inherited()) is not None:
-                raise LocalProtocolError(why)
-            self.id = handle.receiver
-            # Our own descriptor: the handle's may be the sender's copy when both live in
-            # one process, and the sender closes that one at connect.
-            try:
-                sock = handle.conn.dup()
-            except OSError:  # closed after the check above: the sender connected meanwhile
-                raise LocalProtocolError(_CLOSED_HANDLE.format(handle.receiver)) from None
-            handle.conn.close()
-            self._channel = transport.Channel(sock, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER,
-                                              takes_handles=True, now=clock)
+            channel = handshake.open_handle(handle, clock)
+            rid = handle.receiver
         else:
             raise TypeError(f"expected sender.handle(i) or sender.url(i), got {type(handle).__name__}")
+        super().__init__(rid, channel, on_apply, clock)
+        self._url = url
         self.mode = mode
         self.zero_copy = zero_copy
         self._target = target
-        self._machine = ReceiverMachine(self.id)
-        if self._channel is not None:
-            self._channel.session.attach(self._machine)  # the session judges what arrives (section 4)
-        self._version: int | None = None
-        self._mapped: dict[int, Mapped] = {}
-        self._views: dict[int, list[torch.Tensor]] = {}
-        self._unmapped: dict[int, str] = {}  # slots whose handle could not be mapped, and why
-        self._strategy: apply.Strategy | None = None
-        self._init: Init | None = None
-        self._pending: Pending | None = None  # where versions come from, once connected
-        self._lock = ApplyLock()
         self._io = threading.Lock()  # one thread reads the channel at a time
-        self._wlock = threading.Lock()  # one thread writes it at a time
-        self._closing = False
         self._thread: threading.Thread | None = None
         self._wake = transport.WakePipe()  # close() wakes a poll() in another thread
-        self.failure: BaseException | None = None
-        self._unreported: BaseException | None = None  # a violation poll() has not raised yet
 
     # ---- public binding ----------------------------------------------------
 
@@ -221,25 +188,10 @@ class Receiver:
                 self._broken(e)
                 raise
         try:
-            while True:
-                item = self._channel.recv(deadline)
-                if item is None:
-                    raise SyncTimeoutError([self.id], None, hint=f"no Init from the sender (INIT-5). {FIX}the trainer "
-                                           "must call sender.connect() within this connect(): start it, or pass a "
-                                           "longer timeout=")
-                msg, fds = item
-                self._machine.handle(msg)  # a Receive or a second Init here is SM-R-7
-                if not isinstance(msg, Heartbeat):  # ignored in new as in live (MSG-4)
-                    break
-        except transport.ChannelClosed:
-            self._machine.channel_closed()
-            raise ClosedError(f"receiver {self.id}: the sender is gone before the handshake") from None
+            msg, fds = handshake.await_init(self._channel, self._machine, deadline)
         except RemoteProtocolError as e:
             self._broken(e)
             raise
-        if isinstance(msg, Stop):
-            raise ClosedError(f"receiver {self.id}: the sender closed before the handshake")
-        assert isinstance(msg, Init), "in state new the machine lets only Init and Stop through (SM-R-7)"
         self._init = msg
         buffer = msg.slot  # where the Init's version is: a slot, or a buffer filled by the data plane (NET-2)
         channel = self._channel
@@ -253,8 +205,10 @@ class Receiver:
                 buffer = net.setup(deadline)
             else:
                 self._map(msg.slots, fds)
-                msg = self._init = _on_device(msg, self._mapped[buffer])
-            made = msg if net is None else _on_target_device(msg, self._target, self.zero_copy)  # NET-7
+                device = devices.mapped_device(self._mapped[buffer])  # CUDA-1
+                msg = self._init = msg if device is None else devices.with_device(msg, device)
+            device = devices.target_device(self._target, self.zero_copy) if net is not None else None  # NET-7
+            made = msg if device is None else devices.with_device(msg, device)
             self._strategy = apply.make(self.id, made, self._target, self.zero_copy, {msg.slot: self._mapped[buffer]})
             self._apply(msg.version, buffer)
         except (WeightsMismatchError, RemoteProtocolError) as e:
@@ -429,146 +383,7 @@ class Receiver:
         if self.closed:
             raise ClosedError(f"receiver {self.id} is closed (LIFE-6)")
 
-    def _answer(self, msg: object, deadline: Deadline | None = None) -> bool:
-        """Sends an answer, waiting at most for the write bound; False when the sender is gone."""
-        ch = self._channel
-        assert ch is not None, "answers follow the Init, read from the channel"
-        try:
-            with self._wlock:  # the applier's answers and the network thread's heartbeats
-                sent = ch.send_bounded(msg, deadline or Deadline(limits.WRITE_BOUND, self._clock))
-            if sent:
-                return True
-            self._broken(RemoteProtocolError(f"the sender did not read its channel for {limits.WRITE_BOUND:g} s",
-                                             state=self._machine.state.value, event="send", requirement="SEC-3"))
-        except transport.ChannelClosed:
-            self._machine.channel_closed()
-        return False
-
     def _refuse(self, detail: str, deadline: Deadline) -> None:
         """Answer the Init with Ready(error, detail) and move to failed (SM-R-1)."""
         if self._answer(Ready(self.id, None, ERROR, clip(detail, wire.MAX_DETAIL // 4)), deadline):  # its remedy kept
             self._machine.refuse_init()
-
-    def _map(self, slots: Iterable[SlotInfo], fds: list[int]) -> None:
-        """Maps the slots a message introduces; CPU slots' handles came with it, in list order (WIRE-4)."""
-        init, handles = self._init, iter(fds)
-        for info in slots:
-            assert init is not None, "connect() keeps the Init before it maps the Init's slots"
-            fd = None if info.ipc else next(handles)
-            try:
-                mapped = map_slot(info, fd)
-            except Exception as e:  # noqa: BLE001 - an apply from this slot will say why (ACK-6)
-                self._unmapped[info.slot] = f"slot {info.slot} could not be mapped: {type(e).__name__}: {e}"
-                if info in init.slots:
-                    raise
-                continue
-            assert mapped.tensor is not None, "mapped just now"
-            self._mapped[info.slot] = mapped
-            self._views[info.slot] = layout.views(mapped.tensor, init.manifest)
-
-    def _apply(self, version: int, sid: int) -> None:
-        if sid in self._unmapped:
-            raise RuntimeError(self._unmapped[sid])
-        strategy = self._strategy
-        assert strategy is not None, "connect() makes the strategy before the first apply"
-        strategy.apply(self._views[sid], self._mapped[sid])
-        self._version = version
-
-    def _apply_and_ack(self, msg: Receive) -> tuple[str, str]:
-        status, detail = OK, ""
-        try:
-            self._apply(msg.version, msg.slot)
-        except Exception as e:  # noqa: BLE001 - any failure is reported to the sender (ACK-6)
-            self._version = None
-            status, detail = ERROR, clip(f"{type(e).__name__}: {e}", wire.MAX_DETAIL // 4)
-            log.error("receiver %d could not apply version %d: %s", self.id, msg.version, detail)
-        self._answer(Ack(self.id, msg.version, status, detail))
-        return status, detail
-
-    def _apply_released(self, msg: Receive, pending: Pending) -> tuple[str, str]:
-        """Applies a taken version with the write lock held, then releases both (the lock and the version)."""
-        status, detail = ERROR, "the apply did not finish"
-        try:
-            status, detail = self._apply_and_ack(msg)
-        finally:
-            self._lock.release_write()
-            pending.applied(msg, status == OK)
-        if status == OK:
-            self._applied(msg.version)
-        return status, detail
-
-    def _applied(self, version: int) -> None:
-        """on_apply(version), outside the apply's lock; what it raises is the caller's, logged (API-11)."""
-        if self._on_apply is not None:
-            try:
-                self._on_apply(version)
-            except Exception:  # noqa: BLE001
-                log.exception("receiver %d: on_apply(%d) raised", self.id, version)
-
-    def _map_buffer(self, b: int, tensor: torch.Tensor) -> None:
-        """A network receive buffer, viewed as the manifest lays it out (NET-2); once per buffer."""
-        if b not in self._mapped:
-            assert self._init is not None, "buffers follow the Init"
-            self._mapped[b] = Mapped(tensor)
-            self._views[b] = layout.views(tensor, self._init.manifest)
-
-    def _run(self) -> None:
-        """Push mode: take each pending version and apply it at the next safe point (CONS-2)."""
-        forever, pending = Deadline(None, self._clock), self._pending
-        assert pending is not None, "the push thread starts once connected"
-        try:
-            while not self._closing and not self.stopped:
-                msg = pending.take(forever)
-                if msg is None:
-                    continue
-                self._lock.acquire_write(forever, lambda: self._closing)
-                self._apply_released(msg, pending)
-        except Cancelled:
-            return
-        except Exception as e:  # noqa: BLE001 - the thread must not die silently
-            self._broken(e)
-
-    def _broken(self, error: Exception) -> None:
-        """A sender that broke the protocol: keep the error, stop, and cut the channel (SM-R-7)."""
-        if isinstance(error, RemoteProtocolError) and not error.state:
-            error.state = self._machine.state.value
-        log.error("receiver %d stopped: %s", self.id, error)
-        if self._channel is not None:
-            self._channel.close()
-        self._machine.channel_closed()
-        self._unreported = error if isinstance(error, RemoteProtocolError) else None
-        self.failure = error  # last: whoever sees it also sees `stopped`
-
-
-def _on_device(init: Init, slot: Mapped) -> Init:
-    """The Init with its manifest on the device this process mapped the slot on (CUDA-1).
-
-    The sender names its own index; under another CUDA_VISIBLE_DEVICES the same GPU
-    has another index here, and a target is checked against this one.
-    """
-    device = slot.tensor.device if slot.tensor is not None else None
-    if device is None or device.type != "cuda" or all(e.device == str(device) for e in init.manifest):
-        return init
-    return dataclasses.replace(init, manifest=tuple(dataclasses.replace(e, device=str(device)) for e in init.manifest))
-
-
-def _on_target_device(init: Init, target: layout.Weights | None, zero_copy: bool) -> Init:
-    """A network Init's manifest on the device of a copying receiver's target (NET-7).
-
-    The network carries host memory, so the manifest names the CPU; a target on one GPU
-    is checked against the rest of the manifest and each apply copies into it. A target
-    on several devices, or one whose tensors cannot be read, is left to the check, which
-    names what differs; a zero-copy receiver's target must be on the CPU.
-    """
-    if target is None or zero_copy:
-        return init
-    try:
-        devices = {t.device for t in layout.flatten(target, detach=False).values()}
-    except Exception:  # noqa: BLE001 - not weights: the strategy's check says so (INIT-3)
-        return init
-    if len(devices) != 1 or next(iter(devices)).type not in ("cpu", "cuda"):
-        return init
-    device = str(next(iter(devices)))
-    if all(e.device == device for e in init.manifest):
-        return init
-    return dataclasses.replace(init, manifest=tuple(dataclasses.replace(e, device=device) for e in init.manifest))

@@ -4,11 +4,11 @@ acts on weights that are undefined. API-11: on_apply calls fn(version) after eac
 applied *and answered ok for*. Plausible: the callback was put in the `finally` that releases the apply
 lock, so that it runs "once the apply's lock is released".
 
-Seam: weightsync.receiver.Receiver._apply_released.
+Seam: weightsync.applier.Applier._apply_released (the base of Receiver).
 """
 from weightsync import *  # noqa: F403
 from weightsync import CAPABILITIES, __all__, sender  # noqa: F401
-from weightsync import receiver as _receiver
+from weightsync import applier as _applier
 
 VIOLATES = "API-11"
 KILLED_BY = ('conformance/test_binding.py::test_on_apply_is_told_each_version_applied[push]',)
@@ -25,4 +25,4 @@ def _apply_released(self, msg, pending):
     return status, detail
 
 
-_receiver.Receiver._apply_released = _apply_released
+_applier.Applier._apply_released = _apply_released
