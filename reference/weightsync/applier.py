@@ -20,7 +20,7 @@ from .clock import Clock, Deadline
 from .errors import RemoteProtocolError, clip
 from .messages import ERROR, OK, Ack, Init, Receive, SlotInfo
 from .pending import Pending
-from .protocol import ReceiverMachine
+from .receiving import ReceiverMachine
 from .rwlock import ApplyLock, Cancelled
 from .slots import Mapped, map_slot
 

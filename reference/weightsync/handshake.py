@@ -11,7 +11,7 @@ from . import transport, wire
 from .clock import Clock, Deadline
 from .errors import FIX, ClosedError, LocalProtocolError, SyncTimeoutError
 from .messages import Heartbeat, Init, Stop
-from .protocol import ReceiverMachine
+from .receiving import ReceiverMachine
 from .transport import Handle
 
 CLOSED_HANDLE = ("handle({}) is closed; ask the sender for a new one (LIFE-2). In the sender's own process, make the "

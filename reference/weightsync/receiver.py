@@ -1,6 +1,6 @@
 """The receiver's public binding: connect, reading(), poll(), close() (spec sections 6, 7 and 9).
 
-Message rules live in protocol.ReceiverMachine (judged by the channel's session), the
+Message rules live in receiving.ReceiverMachine (judged by the channel's session), the
 apply lock in rwlock, the ways of applying in apply, where versions come from in pending
 (the Unix channel or the network's data plane), the steps before the Init in handshake,
 the manifest's device in devices; what becomes of each version taken (apply, answer,
