@@ -4,7 +4,8 @@
 handshake, `reading()`, `poll()` and `close()` are there; here is what happens once
 a version is taken (apply it under the write lock, answer, tell `on_apply`), the push
 thread that takes them, the slots mapped for them, and the stop after a violation
-(spec sections 7 and 9). Mutants of tests/mutants/ override these methods by name.
+(spec sections 7 and 9). They stay methods of the receiver object, not of a helper it
+holds, because tests/mutants/ override them by name on Receiver subclasses.
 """
 
 from __future__ import annotations
