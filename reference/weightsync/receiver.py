@@ -4,7 +4,7 @@ Message rules live in receiving.ReceiverMachine (judged by the channel's session
 apply lock in rwlock, the ways of applying in apply, where versions come from in pending
 (the Unix channel or the network's data plane), the steps before the Init in handshake,
 the manifest's device in devices; what becomes of each version taken (apply, answer,
-on_apply, the push thread) is applier's `Applier`, which `Receiver` extends. Here:
+on_apply, the push thread) is applier's `Applier`, which `Receiver` holds. Here:
 connect, map the Init's slots, apply the newest version when no reader is inside
 `reading()` (from the push thread or from poll()).
 """
@@ -34,15 +34,16 @@ from .errors import (
     clip,
 )
 from .messages import ERROR, OK, Ready
-from .pending import ChannelPending, NetworkPending
+from .pending import ChannelPending, NetworkPending, Pending
 from .protocol import ReceiverState
-from .rwlock import Cancelled, unlock
+from .receiving import ReceiverMachine
+from .rwlock import ApplyLock, Cancelled, unlock
 from .transport import Handle
 
 log = logging.getLogger("weightsync")
 
 
-class Receiver(Applier):
+class Receiver:
     """Holds one version of the sender's weights in `target` (or in tensors of its own).
 
     `mode="push"` applies each new version from a background thread, between two
@@ -94,11 +95,14 @@ class Receiver(Applier):
             rid = handle.receiver
         else:
             raise TypeError(f"expected sender.handle(i) or sender.url(i), got {type(handle).__name__}")
-        super().__init__(rid, channel, on_apply, clock)
-        self._url = url
-        self.mode = mode
-        self.zero_copy = zero_copy
-        self._target = target
+        self.id, self.mode, self.zero_copy = rid, mode, zero_copy
+        self._url, self._target, self._clock = url, target, clock
+        self._machine, self._lock = ReceiverMachine(rid), ApplyLock()
+        if channel is not None:
+            channel.session.attach(self._machine)  # the session judges what arrives (section 4)
+        self._closing = False
+        self._applier = Applier(rid, channel, self._machine, self._lock, on_apply, clock, lambda: self._closing)
+        self._pending: Pending | None = None  # where versions come from, once connected
         self._io = threading.Lock()  # one thread reads the channel at a time
         self._thread: threading.Thread | None = None
         self._wake = transport.WakePipe()  # close() wakes a poll() in another thread
@@ -108,7 +112,12 @@ class Receiver(Applier):
     @property
     def version(self) -> int | None:
         """The version the weights hold; None before connect or after a failed apply (ACK-6)."""
-        return self._version
+        return self._applier.version
+
+    @property
+    def failure(self) -> BaseException | None:
+        """The error that stopped a push receiver (its apply thread), or None."""
+        return self._applier.failure
 
     @property
     def stopped(self) -> bool:
@@ -121,7 +130,7 @@ class Receiver(Applier):
         return self._machine.stopped
 
     def _notice_end(self) -> None:
-        channel = self._channel
+        channel = self._applier.channel
         if channel is None or isinstance(self._pending, NetworkPending):  # the network's thread reads on its own
             return
         if not self._io.acquire(blocking=False):  # a poll() is reading: it sees the end itself
@@ -146,10 +155,10 @@ class Receiver(Applier):
         Raises:
             LocalProtocolError: before `connect()`.
         """
-        strategy, init = self._strategy, self._init
+        strategy, init = self._applier.strategy, self._applier.init
         if strategy is None or init is None:
             raise LocalProtocolError("no weights before connect() (SM-R)")
-        if self.zero_copy and self._version is None:
+        if self.zero_copy and self._applier.version is None:
             return MappingProxyType({})  # no version held: nothing to view (ACK-6)
         names = [e.name for e in init.manifest]
         return MappingProxyType(dict(zip(names, strategy.current())))
@@ -177,40 +186,41 @@ class Receiver(Applier):
         """
         self._check_open()
         deadline = Deadline(timeout, self._clock)
-        if self._machine.state is not ReceiverState.NEW or self._init is not None:
+        applier = self._applier
+        if self._machine.state is not ReceiverState.NEW or applier.init is not None:
             raise LocalProtocolError(f"receiver {self.id} is {self._machine.state.value}; connect() is called once")
-        if self._channel is None:
+        if applier.channel is None:
             assert self._url is not None, "a receiver made without a channel joins by URL"
             try:
-                self._channel, _ = rendezvous.dial(self._url, deadline)  # RDV-3; refusals raise RefusedError
-                self._channel.session.attach(self._machine)
+                applier.channel, _ = rendezvous.dial(self._url, deadline)  # RDV-3; refusals raise RefusedError
+                applier.channel.session.attach(self._machine)
             except RemoteProtocolError as e:
-                self._broken(e)
+                applier.broken(e)
                 raise
+        channel = applier.channel
         try:
-            msg, fds = handshake.await_init(self._channel, self._machine, deadline)
+            msg, fds = handshake.await_init(channel, self._machine, deadline)
         except RemoteProtocolError as e:
-            self._broken(e)
+            applier.broken(e)
             raise
-        self._init = msg
+        applier.init = msg
         buffer = msg.slot  # where the Init's version is: a slot, or a buffer filled by the data plane (NET-2)
-        channel = self._channel
         net: NetworkPending | None = None
         try:
             self._machine.check_init(msg)  # INIT-2, MSG-2
             if msg.data_plane is not None:
-                net = NetworkPending(channel, self._machine, msg, self.zero_copy, self._map_buffer, self._answer,
-                                     self._broken, lambda: self._closing, self._wake.r)
+                net = NetworkPending(channel, self._machine, msg, self.zero_copy, applier.map_buffer, applier.answer,
+                                     applier.broken, lambda: self._closing, self._wake.r)
                 self._pending = net
                 buffer = net.setup(deadline)
             else:
-                self._map(msg.slots, fds)
-                device = devices.mapped_device(self._mapped[buffer])  # CUDA-1
-                msg = self._init = msg if device is None else devices.with_device(msg, device)
+                applier.map(msg.slots, fds)
+                device = devices.mapped_device(applier.mapped[buffer])  # CUDA-1
+                msg = applier.init = msg if device is None else devices.with_device(msg, device)
             device = devices.target_device(self._target, self.zero_copy) if net is not None else None  # NET-7
             made = msg if device is None else devices.with_device(msg, device)
-            self._strategy = apply.make(self.id, made, self._target, self.zero_copy, {msg.slot: self._mapped[buffer]})
-            self._apply(msg.version, buffer)
+            applier.strategy = apply.make(self.id, made, self._target, self.zero_copy, {msg.slot: applier.mapped[buffer]})
+            applier.apply(msg.version, buffer)
         except (WeightsMismatchError, RemoteProtocolError) as e:
             self._refuse(str(e), deadline)
             raise
@@ -222,16 +232,17 @@ class Receiver(Applier):
                 f"{FIX}fix what the detail names, then make a new Receiver(...) from a new sender.handle(i) or the URL"
             ) from e
         caps = ("network",) if msg.data_plane is not None else ()
-        if not self._answer(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy, capabilities=caps), deadline):
+        if not applier.answer(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy, capabilities=caps), deadline):
             raise ClosedError(f"receiver {self.id}: the sender closed during the handshake")
         self._machine.accept_init(msg.version)
-        self._applied(msg.version)
+        applier.applied(msg.version)
         if net is not None:
             net.start(buffer)
         else:
-            self._pending = ChannelPending(channel, self._machine, self._map, lambda: self._closing, self._wake.r)
+            self._pending = ChannelPending(channel, self._machine, applier.map, lambda: self._closing, self._wake.r)
         if self.mode == "push":
-            self._thread = threading.Thread(target=self._run, name=f"weightsync-receiver-{self.id}", daemon=True)
+            self._thread = threading.Thread(target=applier.run, args=(self._pending,),
+                                            name=f"weightsync-receiver-{self.id}", daemon=True)
             self._thread.start()
         log.debug("receiver %d connected at version %d", self.id, msg.version)
         return msg.version
@@ -264,7 +275,7 @@ class Receiver(Applier):
         try:
             yield self
         finally:
-            strategy = self._strategy
+            strategy = self._applier.strategy
             try:
                 if strategy is not None:
                     strategy.fence.record()  # an apply waits for the GPU work queued in this block (CUDA-3)
@@ -312,10 +323,10 @@ class Receiver(Applier):
             try:
                 msg = pending.take(deadline)
             except RemoteProtocolError as e:
-                self._broken(e)
+                self._applier.broken(e)
                 raise
             if msg is None:
-                failure, self._unreported = self._unreported, None
+                failure, self._applier.unreported = self._applier.unreported, None
                 if failure is not None:  # SM-R-7: poll() raises the violation that stopped it, once
                     raise failure
                 return None  # none came; and after Stop no version is applied (LIFE-7)
@@ -325,7 +336,7 @@ class Receiver(Applier):
                     return None
             except Cancelled:
                 return None
-            status, detail = self._apply_released(msg, pending)
+            status, detail = self._applier.apply_released(msg, pending)
         finally:
             if got_io:
                 unlock(self._io)
@@ -354,14 +365,14 @@ class Receiver(Applier):
             self._pending.close(bound)
         self._io.acquire(timeout=bound.left() or 0.0)  # a poll() elsewhere leaves its wait first
         try:
-            if self._strategy is not None and self._version is not None:
-                self._strategy.detach()  # zero-copy: own copies before the sender may reuse the slot (LIFE-5)
-            if self._channel is not None:
-                self._channel.close()
+            if self._applier.strategy is not None and self._applier.version is not None:
+                self._applier.strategy.detach()  # zero-copy: own copies before the sender may reuse the slot (LIFE-5)
+            if self._applier.channel is not None:
+                self._applier.channel.close()
             self._wake.close()
-            self._views.clear()  # the slot views: zero-copy weights are own copies now (detach)
-            while self._mapped:  # one at a time: a connect() in another thread may still be adding
-                self._mapped.popitem()[1].close()
+            self._applier.views.clear()  # the slot views: zero-copy weights are own copies now (detach)
+            while self._applier.mapped:  # one at a time: a connect() in another thread may still be adding
+                self._applier.mapped.popitem()[1].close()
             self._machine.close()
         finally:
             # Not taken in time: a poll() that an exception interrupted left it held (LIFE-9); free it for good.
@@ -374,7 +385,7 @@ class Receiver(Applier):
         self.close()
 
     def __repr__(self) -> str:
-        return (f"Receiver(id={self.id}, mode={self.mode!r}, version={self._version}, "
+        return (f"Receiver(id={self.id}, mode={self.mode!r}, version={self._applier.version}, "
                 f"state={self._machine.state.value!r})")
 
     # ---- internals -----------------------------------------------------------
@@ -385,5 +396,5 @@ class Receiver(Applier):
 
     def _refuse(self, detail: str, deadline: Deadline) -> None:
         """Answer the Init with Ready(error, detail) and move to failed (SM-R-1)."""
-        if self._answer(Ready(self.id, None, ERROR, clip(detail, wire.MAX_DETAIL // 4)), deadline):  # its remedy kept
+        if self._applier.answer(Ready(self.id, None, ERROR, clip(detail, wire.MAX_DETAIL // 4)), deadline):  # its remedy kept
             self._machine.refuse_init()

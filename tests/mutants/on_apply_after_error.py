@@ -4,7 +4,7 @@ acts on weights that are undefined. API-11: on_apply calls fn(version) after eac
 applied *and answered ok for*. Plausible: the callback was put in the `finally` that releases the apply
 lock, so that it runs "once the apply's lock is released".
 
-Seam: weightsync.applier.Applier._apply_released (the base of Receiver).
+Seam: weightsync.applier.Applier.apply_released (the Receiver's applier).
 """
 from weightsync import *  # noqa: F403
 from weightsync import CAPABILITIES, __all__, sender  # noqa: F401
@@ -21,8 +21,8 @@ def _apply_released(self, msg, pending):
     finally:
         self._lock.release_write()
         pending.applied(msg, status == "ok")
-        self._applied(msg.version)
+        self.applied(msg.version)
     return status, detail
 
 
-_applier.Applier._apply_released = _apply_released
+_applier.Applier.apply_released = _apply_released
