@@ -148,12 +148,14 @@ class Applier:
             self.broken(e)
 
     def broken(self, error: Exception) -> None:
-        """A sender that broke the protocol: keep the error, stop, and cut the channel (SM-R-7)."""
+        """A sender that broke the protocol: keep the error, stop, and cut the channel (SM-R-7).
+
+        The cut comes last: a sender that sees the channel end may ask `stopped` at once."""
         if isinstance(error, RemoteProtocolError) and not error.state:
             error.state = self._machine.state.value
         log.error("receiver %d stopped: %s", self.id, error)
+        self.unreported = error if isinstance(error, RemoteProtocolError) else None
+        self._machine.channel_closed()
+        self.failure = error  # after `stopped`: whoever sees it also sees `stopped`
         if self.channel is not None:
             self.channel.close()
-        self._machine.channel_closed()
-        self.unreported = error if isinstance(error, RemoteProtocolError) else None
-        self.failure = error  # last: whoever sees it also sees `stopped`
