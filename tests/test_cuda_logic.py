@@ -4,12 +4,15 @@ The GPU side of each is in tests/test_cuda.py."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
-from weightsync import apply, layout, slots
-from weightsync.messages import Entry
+from weightsync import apply, devices, layout, slots
+from weightsync.messages import Entry, Init
 
+INIT = Init("1.1", 0, (Entry("a", "float32", (2,), "cpu", 0, 8), Entry("b", "int64", (), "cpu", 64, 8)), (), 0, 0)
 UUIDS = ["aaaaaaaa-0000-0000-0000-000000000000", "bbbbbbbb-0000-0000-0000-000000000000"]
 
 
@@ -101,9 +104,9 @@ def test_a_sender_listening_on_tcp_keeps_its_slots_on_the_cpu():
     from weightsync import options
 
     assert options.slot_devices(None, 2, torch.device("cpu"), network=True) == [torch.device("cpu")] * 2
-    for devices in (["cuda"], ["cuda:0"], lambda i: "cuda:1"):
+    for asked in (["cuda"], ["cuda:0"], lambda i: "cuda:1"):
         with pytest.raises(ValueError, match="NET-7"):
-            ws.Sender({"w": torch.zeros(4)}, 1, listen="tcp://127.0.0.1:0", devices=devices)
+            ws.Sender({"w": torch.zeros(4)}, 1, listen="tcp://127.0.0.1:0", devices=asked)
     with ws.Sender({"w": torch.zeros(4)}, 1, listen="tcp://127.0.0.1:0", devices=["cpu"]) as s:
         assert s.manifest[0].device == "cpu"
 
@@ -118,18 +121,35 @@ class _Fake:
 def test_a_network_receivers_manifest_moves_to_its_targets_device(monkeypatch):
     """NET-7: a copying network receiver checks its target against the manifest on the target's own device (one
     device); the Init is left alone for no target, a zero-copy receiver, a CPU target or a target on two devices."""
-    from weightsync import receiver as receiver_module
-    from weightsync.messages import Init
-
-    manifest = (Entry("a", "float32", (2,), "cpu", 0, 8), Entry("b", "int64", (), "cpu", 64, 8))
-    init = Init("1.1", 0, manifest, (), 0, 0)
-    on = receiver_module._on_target_device
-    assert on(init, None, False) is init
-    assert on(init, {"a": torch.zeros(2), "b": torch.tensor(0)}, False) is init
+    on = devices.target_device
+    assert on(None, False) is None
+    assert on({"a": torch.zeros(2), "b": torch.tensor(0)}, False) == "cpu"
+    assert devices.with_device(INIT, "cpu") is INIT  # the network's manifest names the CPU already
     monkeypatch.setattr(layout, "flatten", lambda target, detach=True: {k: _Fake(d) for k, d in target.items()})
-    moved = on(init, {"a": "cuda:1", "b": "cuda:1"}, False)
+    assert on({"a": "cuda:1", "b": "cuda:1"}, False) == "cuda:1"
+    assert on({"a": "cuda:1", "b": "cuda:1"}, True) is None  # zero-copy: its weights are the host buffers
+    assert on({"a": "cuda:0", "b": "cuda:1"}, False) is None  # two devices: the check names what differs
+    assert on({"a": "meta", "b": "meta"}, False) is None  # neither CPU nor GPU: left to the check too
+
+
+def test_a_gpu_slot_points_the_manifest_at_this_process_index_of_it():
+    """CUDA-1: the slot's device as mapped here (another index under another CUDA_VISIBLE_DEVICES); none for a
+    slot in host memory or one already closed."""
+    assert devices.mapped_device(slots.Mapped(_Fake("cuda:1"))) == "cuda:1"
+    assert devices.mapped_device(slots.Mapped(torch.zeros(8, dtype=torch.uint8))) is None
+    closed = slots.Mapped(_Fake("cuda:0"))
+    closed.close()
+    assert devices.mapped_device(closed) is None
+
+
+def test_one_rewrite_puts_every_manifest_entry_on_the_device_its_caller_chose():
+    """CUDA-1 and NET-7 share with_device: every entry moves, nothing else of the Init changes, and an Init whose
+    entries are all there already comes back as itself (no copy per connect)."""
+    moved = devices.with_device(INIT, "cuda:1")
     assert [e.device for e in moved.manifest] == ["cuda:1", "cuda:1"]
     assert [(e.name, e.dtype, e.shape, e.offset, e.nbytes) for e in moved.manifest] == [
-        (e.name, e.dtype, e.shape, e.offset, e.nbytes) for e in manifest]
-    assert on(init, {"a": "cuda:1", "b": "cuda:1"}, True) is init  # zero-copy: its weights are the host buffers
-    assert on(init, {"a": "cuda:0", "b": "cuda:1"}, False) is init  # two devices: the check names what differs
+        (e.name, e.dtype, e.shape, e.offset, e.nbytes) for e in INIT.manifest]
+    assert dataclasses.replace(moved, manifest=INIT.manifest) == INIT
+    assert devices.with_device(moved, "cuda:1") is moved
+    mixed = dataclasses.replace(INIT, manifest=(moved.manifest[0], INIT.manifest[1]))
+    assert [e.device for e in devices.with_device(mixed, "cuda:0").manifest] == ["cuda:0", "cuda:0"]

@@ -22,13 +22,13 @@ from weightsync.protocol import (
     SENDER_TABLE,
     PeerMachine,
     PeerState,
-    ReceiverMachine,
     ReceiverState,
     free_slot,
     message_event,
     readers,
     step,
 )
+from weightsync.receiving import Newest, ReceiverMachine
 
 
 def _events(table):
@@ -393,7 +393,7 @@ def test_send_receive_refuses_a_version_that_does_not_increase():
 def test_heartbeat_changes_nothing_on_either_side():
     """MSG-4: legal in connecting and live at the sender, in new and live at a receiver; it settles nothing."""
     from weightsync.messages import Heartbeat
-    from weightsync.protocol import NOTHING, PeerMachine, PeerState, ReceiverMachine, ReceiverState
+    from weightsync.protocol import NOTHING, PeerMachine, PeerState, ReceiverState
 
     peer = PeerMachine(0)
     with pytest.raises(RemoteProtocolError):  # unconnected: its channel is not read (SM-S-4)
@@ -439,8 +439,6 @@ def test_the_join_machines_follow_table_14_1():
 
 def test_the_newest_pending_version_supersedes_older_ones():
     """ACK-2 at a receiver: only the newest version waits; one held back waits again unless a newer came."""
-    from weightsync.protocol import Newest
-
     newest = Newest()
     assert newest.take() is None
     newest.offer(Receive(1, 0))

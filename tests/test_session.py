@@ -12,7 +12,8 @@ import pytest
 from weightsync import limits, wire
 from weightsync.errors import RemoteProtocolError
 from weightsync.messages import OK, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
-from weightsync.protocol import PeerMachine, ReceiverMachine, Settled
+from weightsync.protocol import PeerMachine, Settled
+from weightsync.receiving import ReceiverMachine
 from weightsync.session import HEARTBEAT_DUE, Ended, Message, Session
 from weightsync.timers import Liveness
 

@@ -48,7 +48,7 @@ def test_no_module_imports_another_modules_private_names():
 
 
 #: The sans-I/O core (docs/design.md): every rule of the protocol, no torch, no socket, no thread, no lock.
-CORE = ("protocol", "join", "timers", "session", "limits", "clock", "wire", "messages", "errors")
+CORE = ("protocol", "receiving", "join", "timers", "session", "limits", "clock", "wire", "messages", "errors")
 #: What the core may import besides itself: the standard library's pure parts and the wire's encoding.
 PURE = {"__future__", "collections", "dataclasses", "enum", "typing", "math", "struct", "sys", "time", "msgpack"}
 
@@ -90,3 +90,29 @@ def test_no_class_inherits_a_driver_class():
     subclass provides; compose instead: hold the driver and call it."""
     found = driver_subclasses(MODULES)
     assert not found, f"hold the driver and call it instead of inheriting it: {found}"
+
+
+#: Modules the mutation run leaves out, and why; every other module of the package is mutated.
+NOT_MUTATED = {
+    "__init__.py": "names only",
+    "__main__.py": "the command line",
+    "demo.py": "the demo, run whole by the processes layer",
+    "torchrl.py": "needs torchrl, which the mutation run does not install",
+    "limits.py": "the spec's numbers, checked against the spec by tests/test_spec_tables.py",
+    "clock.py": "the system clock, and the fake ones tests drive",
+}
+
+
+def test_the_mutation_run_mutates_every_module_that_holds_a_rule():
+    """conformance/mutation/cosmic-ray.toml names files that exist, and every module of the package but those
+    NOT_MUTATED says why: a module split off or renamed must not leave the mutation score behind."""
+    import tomllib
+
+    root = PACKAGE.parent.parent
+    config = tomllib.loads((root / "conformance" / "mutation" / "cosmic-ray.toml").read_text())
+    listed = config["cosmic-ray"]["module-path"]
+    missing = [p for p in listed if not (root / p).is_file()]
+    assert not missing, f"cosmic-ray.toml names files that do not exist: {missing}"
+    names = {Path(p).name for p in listed}
+    left_out = [p.name for p in PACKAGE.glob("*.py") if p.name not in names and p.name not in NOT_MUTATED]
+    assert not left_out, f"add these to cosmic-ray.toml's module-path, or to NOT_MUTATED with the reason: {left_out}"

@@ -137,6 +137,35 @@ def test_a_sender_that_repeats_a_version_stops_the_receiver(mode):
     fake.buffer.close()
 
 
+@pytest.mark.parametrize("mode", ["pull", "push"])
+def test_a_receiver_cut_after_a_violation_is_stopped_before_its_channel_closes(mode, monkeypatch):
+    """SM-R-7, SM-R-8: whoever sees the channel end may ask `stopped` and `failure` at once: both are set by then."""
+    fake = FakeSender()
+    r = ws.Receiver(fake.handle, mode=mode)
+    fake.init(version=4)
+    r.connect(timeout=5)
+    fake.expect(Ready)
+    seen = []
+    close = transport.Channel.close
+
+    def close_seen(ch):
+        seen.append((r.stopped, r.failure is not None))
+        close(ch)
+
+    monkeypatch.setattr(transport.Channel, "close", close_seen)
+    fake.ch.send(Receive(4, 0))  # VER-3: the receiver cuts the channel
+    if mode == "pull":
+        with pytest.raises(ws.RemoteProtocolError, match="VER-3"):
+            r.poll(timeout=5)
+    with pytest.raises(transport.ChannelClosed):
+        fake.ch.recv(transport.Deadline(5))
+    assert seen and seen[0] == (True, True), f"the channel closed while the receiver said (stopped, failed)={seen[0]}"
+    monkeypatch.undo()
+    r.close()
+    fake.ch.close()
+    fake.buffer.close()
+
+
 def test_receiver_refuses_another_protocol_major():
     """INIT-2."""
     fake = FakeSender()

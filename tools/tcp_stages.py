@@ -19,7 +19,7 @@ import torch
 import torch.multiprocessing as mp
 
 import weightsync as ws
-from weightsync import netplane, receiver, slots
+from weightsync import applier, netplane, slots
 from weightsync.bench.network import bench_gloo
 from weightsync.bench.pool import Pool
 
@@ -80,7 +80,7 @@ def _receiver(url: str, out) -> None:
     torch.set_num_threads(1)
     log: list = []
     _stamp_groups(log)
-    _stamp(receiver.Receiver, "_apply_and_ack", "apply0", "acked", log)
+    _stamp(applier.Applier, "_apply_and_ack", "apply0", "acked", log)
     _stamp(netplane.Inbound, "expect", "expect", None, log)
     with ws.Receiver(url, zero_copy=True) as r:
         r.connect(60)

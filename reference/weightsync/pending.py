@@ -25,7 +25,7 @@ from . import limits, netplane, transport
 from .clock import Deadline
 from .errors import RemoteProtocolError
 from .messages import Heartbeat, Init, Receive, SlotInfo, Stop
-from .protocol import Newest, ReceiverMachine
+from .receiving import Newest, ReceiverMachine
 from .session import Ended, HeartbeatDue, Message
 from .timers import Liveness
 

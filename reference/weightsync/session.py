@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from . import wire
 from .errors import RemoteProtocolError
 from .messages import Heartbeat, handle_count
-from .protocol import PeerMachine, ReceiverMachine, Settled
+from .protocol import PeerMachine, Settled
+from .receiving import ReceiverMachine
 from .timers import FrameTimer, HeartbeatBudget, Liveness
 
 # Events are plain slotted records: one is made per message on the hot path, and a frozen

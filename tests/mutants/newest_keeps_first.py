@@ -6,11 +6,11 @@ version or a newer one; ACK-2 lets a receiver coalesce pending Receives only tow
 Plausible: the coalescing slot was written like `untake` ("keep it unless one is already waiting"),
 which reads as harmless because Receives arrive in order.
 
-Seam: weightsync.protocol.Newest.offer.
+Seam: weightsync.receiving.Newest.offer.
 """
 from weightsync import *  # noqa: F403
 from weightsync import CAPABILITIES, __all__, sender  # noqa: F401
-from weightsync import protocol as _protocol
+from weightsync import receiving as _receiving
 
 VIOLATES = ("ACK-1", "ACK-2")
 KILLED_BY = ('conformance/test_versions.py::test_pull_newest_wins_and_answers_older',)
@@ -21,4 +21,4 @@ def _offer(self, msg):
         self.pending = msg
 
 
-_protocol.Newest.offer = _offer
+_receiving.Newest.offer = _offer

@@ -4,11 +4,11 @@ acts on weights that are undefined. API-11: on_apply calls fn(version) after eac
 applied *and answered ok for*. Plausible: the callback was put in the `finally` that releases the apply
 lock, so that it runs "once the apply's lock is released".
 
-Seam: weightsync.receiver.Receiver._apply_released.
+Seam: weightsync.applier.Applier.apply_released (the Receiver's applier).
 """
 from weightsync import *  # noqa: F403
 from weightsync import CAPABILITIES, __all__, sender  # noqa: F401
-from weightsync import receiver as _receiver
+from weightsync import applier as _applier
 
 VIOLATES = "API-11"
 KILLED_BY = ('conformance/test_binding.py::test_on_apply_is_told_each_version_applied[push]',)
@@ -21,8 +21,8 @@ def _apply_released(self, msg, pending):
     finally:
         self._lock.release_write()
         pending.applied(msg, status == "ok")
-        self._applied(msg.version)
+        self.applied(msg.version)
     return status, detail
 
 
-_receiver.Receiver._apply_released = _apply_released
+_applier.Applier.apply_released = _apply_released

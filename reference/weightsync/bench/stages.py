@@ -35,14 +35,14 @@ STAGES = ("check", "copy", "notify", "wake", "decode", "apply", "ack")
 
 
 def _receiver(handle, out, zero_copy: bool) -> None:
-    from weightsync import receiver as rmod
+    from weightsync import applier as amod
     from weightsync import transport
 
     from .. import Receiver
 
     torch.set_num_threads(1)
     log: list[tuple[str, float]] = []
-    fill, apply = transport.Channel.fill, rmod.Receiver._apply_and_ack
+    fill, apply = transport.Channel.fill, amod.Applier._apply_and_ack
 
     def stamped_fill(self):
         log.append(("fill", time.perf_counter()))
@@ -56,7 +56,7 @@ def _receiver(handle, out, zero_copy: bool) -> None:
             log.append(("acked", time.perf_counter()))
 
     transport.Channel.fill = stamped_fill  # type: ignore[method-assign]
-    rmod.Receiver._apply_and_ack = stamped_apply  # type: ignore[method-assign]
+    amod.Applier._apply_and_ack = stamped_apply  # type: ignore[method-assign]
     with Receiver(handle, zero_copy=zero_copy) as r:
         r.connect(60)
         while not r.stopped:
