@@ -7,15 +7,15 @@ ReceiverDiedError. CON-1: end of channel MUST be observable when the peer exits,
 of the end closed; the sender drops its own copy of a receiver's end when it sends Init. Plausible:
 "pickling hands the end over" is how it looks from Python, though the parent's descriptor stays open.
 
-Seam: weightsync.sender.Sender._send_init (wrapped).
+Seam: weightsync.publishing.Publisher.send_init (wrapped; Sender._send_init when the round ran).
 """
 from weightsync import *  # noqa: F403
 from weightsync import CAPABILITIES, __all__, sender  # noqa: F401
-from weightsync import sender as _sender
+from weightsync import publishing as _publishing
 
 VIOLATES = ("CON-1", "INIT-5")
 
-_orig = _sender.Sender._send_init
+_orig = _publishing.Publisher.send_init
 
 
 def _send_init(self, peer):
@@ -30,4 +30,4 @@ def _send_init(self, peer):
         _orig(self, peer)
 
 
-_sender.Sender._send_init = _send_init
+_publishing.Publisher.send_init = _send_init

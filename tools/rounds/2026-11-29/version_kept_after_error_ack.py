@@ -4,23 +4,23 @@ written. ACK-6: after Ack(error) r's weights are undefined and `receiver.version
 next ok ack. Plausible: "the old weights are still there" holds for the common failure (a target check
 that fails before any byte is written), so the version is restored on error.
 
-Seam: weightsync.receiver.Receiver._apply_and_ack (wrapped).
+Seam: weightsync.applier.Applier._apply_and_ack (wrapped; Receiver._apply_and_ack when the round ran).
 """
 from weightsync import *  # noqa: F403
 from weightsync import CAPABILITIES, __all__, sender  # noqa: F401
-from weightsync import receiver as _receiver
+from weightsync import applier as _applier
 
 VIOLATES = "ACK-6"
 
-_orig = _receiver.Receiver._apply_and_ack
+_orig = _applier.Applier._apply_and_ack
 
 
 def _apply_and_ack(self, msg):
-    before = self._version
+    before = self.version
     status, detail = _orig(self, msg)
     if status != "ok":
-        self._version = before  # nothing was written: keep what we had
+        self.version = before  # nothing was written: keep what we had
     return status, detail
 
 
-_receiver.Receiver._apply_and_ack = _apply_and_ack
+_applier.Applier._apply_and_ack = _apply_and_ack
