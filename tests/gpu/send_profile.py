@@ -53,7 +53,7 @@ def main() -> None:
     print(f"torch._foreach_copy_ of the same tensors: {(time.perf_counter() - t0) / 20 * 1e3:.3f} ms")
     t0 = time.perf_counter()
     for _ in range(20):
-        sender._checker.ordered(weights)
+        sender._publisher.checker.ordered(weights)
     print(f"the check alone: {(time.perf_counter() - t0) / 20 * 1e3:.3f} ms")
     prof = cProfile.Profile()
     prof.enable()

@@ -58,7 +58,7 @@ def _reserved(n: int) -> tuple[int, int]:
                 sender.send_async(timeout=0.05)
         except weightsync.SyncTimeoutError:
             pass  # every slot is pinned: the bound is reached
-        slots = [s for g in sender._pool.groups.values() for s in g.slots]
+        slots = [s for g in sender._hub.pool.groups.values() for s in g.slots]
         return len(slots), sum(s.nbytes for s in slots)
 
 
