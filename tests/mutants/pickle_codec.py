@@ -5,15 +5,14 @@ MessagePack map), WIRE-5 (canonical form), WIRE-9 (the test vectors) and MSG-3 (
 carried by a message").
 
 Seam: Session.send and Session.next_message (the codec of wire.frame and wire.decode), on both sides: the
-sessions of the sender's channels (Hub.use, after any join) and the receiver's (Receiver._channel) get a
-pickling class.
+sessions of the sender's channels (Hub.use, after any join) and the receiver's (handshake.open_handle for a
+handle, rendezvous.dial after a join by URL) get a pickling class.
 """
 
 import pickle
 
 from weightsync import *
-from weightsync import CAPABILITIES, __all__, session, transport, wire  # noqa: F401
-from weightsync import Receiver as _Receiver
+from weightsync import CAPABILITIES, __all__, handshake, rendezvous, session, transport, wire  # noqa: F401
 from weightsync.hub import Hub
 from weightsync.messages import handle_count
 
@@ -56,11 +55,18 @@ def _use_pickling(self, peer, channel, handle, liveness=None):
 Hub.use = _use_pickling
 
 
-class Receiver(_Receiver):
-    @property
-    def _channel(self):
-        return self.__dict__.get("_pickled_channel")
+_open_handle = handshake.open_handle
+_dial = rendezvous.dial
 
-    @_channel.setter
-    def _channel(self, channel):
-        self.__dict__["_pickled_channel"] = None if channel is None else _pickling(channel)
+
+def _open_pickling(handle, clock):
+    return _pickling(_open_handle(handle, clock))
+
+
+def _dial_pickling(*args, **kwargs):
+    channel, *rest = _dial(*args, **kwargs)
+    return (_pickling(channel), *rest)  # after the join, which stays MessagePack
+
+
+handshake.open_handle = _open_pickling
+rendezvous.dial = _dial_pickling

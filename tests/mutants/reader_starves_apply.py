@@ -2,15 +2,14 @@
 a waiting apply does not hold new reading() blocks back, so overlapping readers can starve
 it forever. Violates CONS-2 ("once an apply waits, new reading() blocks wait for it").
 
-Seam: the read side of the receiver's apply lock (rwlock.ApplyLock.read), which ignores waiting writers.
+Seam: the read side of the receiver's apply lock (rwlock.ApplyLock.read), which ignores waiting writers:
+the receiver module's ApplyLock, which the Receiver makes and shares with its Applier, is the mutant's.
 """
 
-import functools
 from contextlib import contextmanager
 
 from weightsync import *
-from weightsync import CAPABILITIES, __all__  # noqa: F401
-from weightsync import Receiver as _Receiver
+from weightsync import CAPABILITIES, __all__, receiver  # noqa: F401
 from weightsync.rwlock import ApplyLock
 
 VIOLATES = "CONS-2"
@@ -37,8 +36,4 @@ class _ReaderPreferringLock(ApplyLock):
                     self._cond.notify_all()
 
 
-class Receiver(_Receiver):
-    @functools.wraps(_Receiver.__init__)  # the public signature stays the reference's (API-3)
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._lock = _ReaderPreferringLock()
+receiver.ApplyLock = _ReaderPreferringLock  # BUG: every receiver's apply lock prefers readers
