@@ -9,9 +9,10 @@ slots held before an Ack(error) of a zero-copy receiver.
 
 from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
-from weightsync.hub import Hub
 from weightsync.messages import OK, Ack
 from weightsync.protocol import PeerMachine
+
+from ._seams import every_peer_machine
 
 VIOLATES = "ZC-2"
 KILLED_BY = ("conformance/test_consistency.py::test_an_error_ack_of_a_zero_copy_receiver_keeps_both_its_slots_held",)
@@ -26,13 +27,4 @@ class _Machine(PeerMachine):
         return settled
 
 
-_new_peer = Hub.new_peer
-
-
-def _new_peer_mutated(self, i, group, pair=None):
-    peer = _new_peer(self, i, group, pair)
-    peer.machine.__class__ = _Machine
-    return peer
-
-
-Hub.new_peer = _new_peer_mutated
+every_peer_machine(_Machine)
