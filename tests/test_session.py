@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from weightsync import limits, wire
-from weightsync.errors import RemoteProtocolError
+from weightsync.errors import LocalProtocolError, RemoteProtocolError
 from weightsync.messages import OK, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
 from weightsync.protocol import PeerMachine, Settled
 from weightsync.receiving import ReceiverMachine
@@ -120,3 +120,74 @@ def test_handles_with_no_frame_that_lists_them_are_a_violation():
         session.next_event(0.0)
     assert e.value.requirement == "WIRE-4"
     assert session.take_fds() == [31]
+
+
+# ---- bytes out: every frame to a receiver is a step of its machine first (h11's send) ----
+
+SLOT = SlotInfo(0, "cpu", 64)
+
+
+def fresh_sender_session() -> tuple[Session, PeerMachine]:
+    machine = PeerMachine(0)
+    session = Session(wire.FROM_RECEIVER, wire.MAX_TO_SENDER)
+    session.attach(machine)
+    return session, machine
+
+
+def live_sender_session() -> tuple[Session, PeerMachine]:
+    session, machine = fresh_sender_session()
+    session.send(Init("1.1", 0, (), (SLOT, SlotInfo(1, "cpu", 64)), 0, 0), 0.0)
+    session.receive_data(wire.frame(Ready(0, 0, OK)), [], 0.0)
+    assert session.next_event(0.0) == Settled((0,), OK, "")
+    return session, machine
+
+
+def test_init_through_the_session_makes_the_receiver_connecting_and_knowing_its_slots():
+    session, machine = fresh_sender_session()
+    data = session.send(Init("1.1", 0, (), (SLOT,), 3, 0), 0.0)
+    assert data == wire.frame(Init("1.1", 0, (), (SLOT,), 3, 0))
+    assert machine.state.value == "connecting" and machine.pending == {3: 0} and machine.known == {0}
+
+
+@pytest.mark.parametrize("msg,rule", [
+    (Receive(1, 0), "SM-S-3"),  # not live yet
+    (Heartbeat(), "NET-4"),  # nothing to keep alive before Init
+    (Ack(0, 1, OK), "MSG-3"),  # a receiver's message
+])
+def test_an_illegal_first_frame_raises_before_any_byte_exists(msg, rule):
+    """SM-S-3, MSG-3: the session refuses what the sender's table does not allow, and changes nothing."""
+    session, machine = fresh_sender_session()
+    with pytest.raises(LocalProtocolError):
+        session.send(msg, 0.0)
+    assert machine.state.value == "unconnected" and machine.pending == {}
+
+
+def test_a_receive_must_be_newer_name_a_known_slot_and_introduce_only_new_ones():
+    """VER-3, SLOT-1, SLOT-5 on the way out: each refused Receive leaves the machine as it was."""
+    session, machine = live_sender_session()
+    for bad in (Receive(0, 0), Receive(1, 5), Receive(1, 1, (SLOT,))):
+        with pytest.raises(LocalProtocolError):
+            session.send(bad, 0.0)
+        assert machine.pending == {} and machine.known == {0, 1}
+    session.send(Receive(1, 2, (SlotInfo(2, "cpu", 64),)), 0.0)
+    assert machine.pending == {1: 2} and machine.known == {0, 1, 2}
+    session.send(Receive(2, 9), 0.0, slot=1)  # the network profile names slot 0 for the sender's slot 1 (NET-1)
+    assert machine.pending == {1: 2, 2: 1}
+
+
+def test_stop_is_sent_once_and_a_drop_allows_exactly_one():
+    """SM-S-6, API-9: Stop moves to stopped, and no second Stop follows; a drop moves to gone and lets one Stop
+    out on the channel that closes next."""
+    session, machine = live_sender_session()
+    session.send(Stop(), 0.0)
+    assert machine.state.value == "stopped"
+    with pytest.raises(LocalProtocolError):
+        session.send(Stop(), 0.0)
+    session, machine = live_sender_session()
+    session.send(Receive(1, 1), 0.0)
+    assert machine.drop("dropped") == (1,) and machine.state.value == "gone" and machine.cause == "died"
+    session.send(Stop(), 0.0)
+    with pytest.raises(LocalProtocolError):
+        session.send(Stop(), 0.0)
+    with pytest.raises(LocalProtocolError):
+        session.send(Heartbeat(), 0.0)

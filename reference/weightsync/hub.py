@@ -22,10 +22,11 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 
 from . import helper, limits, transport, wire
+from .callbacks import Joined, Settle, unbound
 from .clock import Clock, Deadline, millis, monotonic
 from .errors import ClosedError, LocalProtocolError, RemoteProtocolError, SyncTimeoutError
 from .locking import Held, notify_all
-from .messages import Heartbeat
+from .messages import Heartbeat, Stop
 from .netplane import Lane
 from .peers import Peer
 from .protocol import PeerMachine, Settled
@@ -38,29 +39,6 @@ from .transport import Channel, Handle
 
 log = logging.getLogger("weightsync")
 
-#: What the hub calls when an answer settles one version for one receiver: (version, receiver id, cause, detail).
-Settle = Callable[[int, int, str, str], None]
-#: What the hub calls when a receiver joined by URL and must be sent its Init.
-Joined = Callable[[Peer], None]
-
-
-def weakly(method: Callable[..., None]) -> Callable[..., None]:
-    """`method` as a callback that does not keep its object alive: the hub must not hold its owner (the owner
-    holds the hub, and an unclosed sender is released when it is collected)."""
-    ref = weakref.WeakMethod(method)
-
-    def call(*args: object) -> None:
-        bound = ref()
-        if bound is not None:
-            bound(*args)
-
-    return call
-
-
-def _unbound(*args: object) -> None:
-    raise AssertionError("Hub.bind() gives the callbacks before any channel is served")
-
-
 class Hub:
     """The channels, peers and waits of a sender; versions, slots' contents and the public calls are its owner's."""
 
@@ -70,8 +48,8 @@ class Hub:
         #: The network profile's lease, heartbeat and transfer timeout (API-10, NET-3, NET-4).
         self.lease, self.heartbeat, self.transfer_timeout = times
         self.clock = clock  # every timer's, and every deadline's
-        self._settle_one: Settle = _unbound
-        self._joined: Joined = _unbound
+        self._settle_one: Settle = unbound
+        self._joined: Joined = unbound
         self.mu = threading.Lock()
         self.cv = threading.Condition(self.mu)
         self.polling = False
@@ -342,17 +320,41 @@ class Hub:
         if peer.handle is not None:
             peer.handle.conn.close()
 
-    def write(self, peer: Peer, msg: object, fds: tuple[int, ...] = ()) -> None:
+    def write(self, peer: Peer, msg: object, fds: tuple[int, ...] = (), slot: int | None = None, slots=None) -> None:
+        """`msg` to a receiver through its channel's session, which steps its machine first (Session.send)."""
         ch = peer.channel
         if ch is None:
             raise LocalProtocolError(f"receiver {peer.machine.id} is not connected (SEND-4)")
         try:
-            ch.send(msg, fds)
+            ch.send(msg, fds, slot, slots)
         except transport.ChannelClosed as e:
             self.gone(peer, f"channel closed: {e}")
             return
         if ch.wants_write and self.polling:
             self.wake()  # the polling thread must watch for room to write
+
+    def drop(self, peer: Peer, why: str) -> None:
+        """Cuts a connecting or live receiver off as if it had died (API-9): Stop, queued and not waited for,
+        where its channel takes it; then its channel closes."""
+        failed = peer.machine.drop(why)
+        if peer.channel is not None:
+            with contextlib.suppress(transport.ChannelClosed):
+                peer.channel.send(Stop())  # queued, not waited for: the channel closes next
+        log.warning("receiver %d is gone: %s", peer.machine.id, why)
+        self.cut_off(peer, failed)
+
+    def stop(self, peer: Peer) -> None:
+        """Stop to a receiver the table lets the sender stop (LIFE-4), where its channel takes it at once."""
+        m = peer.machine
+        if not m.stoppable:
+            return
+        if peer.channel is not None:
+            try:
+                peer.channel.send(Stop())  # the session steps the machine (Session.send)
+            except (transport.ChannelClosed, OSError, ValueError):
+                pass
+        if m.stoppable:  # no channel, or one that failed before the frame was made
+            m.send_stop()
 
     def gone(self, peer: Peer, why: str) -> None:
         log.warning("receiver %d is gone: %s", peer.machine.id, why)
@@ -394,6 +396,5 @@ class Hub:
 
     def all_gone(self) -> bool:
         """Every receiver has joined once and none is live, connecting or joining now."""
-        return (all(p.machine.ended for p in self.peers)
-                and not (self.listener and self.listener.pending))
+        return all(p.machine.ended for p in self.peers) and not (self.listener and self.listener.pending)
 

@@ -64,6 +64,8 @@ SENDER_TABLE: dict[tuple[PeerState, str], PeerState] = {
     (_P.FAILED, "new handle"): _P.UNCONNECTED,
     (_P.CONNECTING, "new handle"): _P.UNCONNECTED,
     (_P.UNCONNECTED, "new handle"): _P.UNCONNECTED,  # only once its handle went to a process (CON-3)
+    (_P.CONNECTING, "drop"): _P.GONE,
+    (_P.LIVE, "drop"): _P.GONE,
 }
 
 _R = ReceiverState
@@ -154,6 +156,7 @@ class PeerMachine:
         self.cause = ""  # DIED, ANSWERED_ERROR or VIOLATION once it is gone or failed
         self.incarnation = 0  # how many channels replaced the first one
         self.unreported = False  # its handshake failed and no connect() has named it yet (INIT-5)
+        self.stop_due = False  # dropped: the one Stop its channel may still carry (API-9)
 
     def _step(self, event: str) -> PeerState:
         nxt = SENDER_TABLE.get((self.state, event))
@@ -168,20 +171,60 @@ class PeerMachine:
         """The slots it may read: those named by unanswered messages, and the one it holds (SLOT-2)."""
         return {*self.pending.values(), *self.held} if self.active else set()
 
-    # ---- what the sender does ----
+    # ---- what the sender writes: every frame to a receiver steps this machine first (Session.send) ----
+
+    def sent(self, msg: object, slot: int | None = None, slots: Iterable[int] | None = None) -> None:
+        """Steps the table for `msg`, about to be written to this receiver; an illegal one raises
+        LocalProtocolError and changes nothing, before any byte exists.
+
+        `slot` is the sender's slot the message stands for, and `slots` the slot ids the receiver knows from
+        now on, where the message does not name them itself (the network profile names slot 0, NET-1).
+        """
+        kind = type(msg)
+        if kind is Receive:
+            assert isinstance(msg, Receive)
+            new = [s.slot for s in msg.new_slots] if slots is None else self.unknown(slots)
+            self.send_receive(msg.version, msg.slot if slot is None else slot, new, introduces=True)
+        elif kind is Init:
+            assert isinstance(msg, Init)
+            self.send_init(msg.version, msg.slot if slot is None else slot,
+                           [s.slot for s in msg.slots] if slots is None else slots)
+        elif kind is Stop:
+            if self.stop_due:  # the Stop of a drop, written after the table moved to gone (API-9)
+                self.stop_due = False
+            else:
+                self.send_stop()
+        elif kind is Heartbeat:
+            if not self.active:
+                raise LocalProtocolError(f"receiver {self.id}: a Heartbeat in state {self.state.value} (NET-4)")
+        else:
+            raise LocalProtocolError(f"receiver {self.id}: {kind.__name__} does not go to a receiver (MSG-3)")
 
     def send_init(self, version: int, slot: int, slots: Iterable[int]) -> None:
         self.state = self._step("send Init")
         self.pending = {version: slot}
         self.known = set(slots)
 
-    def send_receive(self, version: int, slot: int, slots: Iterable[int]) -> list[int]:
-        """Records Receive(version, slot); returns the slots it must be introduced to first (SLOT-1)."""
+    def unknown(self, slots: Iterable[int]) -> list[int]:
+        """The slots whose handles it was not given: a Receive introduces them first (SLOT-1)."""
+        return [s for s in slots if s not in self.known]
+
+    def send_receive(self, version: int, slot: int, slots: Iterable[int], introduces: bool = False) -> list[int]:
+        """Records Receive(version, slot); returns the slots it must be introduced to first (SLOT-1).
+
+        With `introduces`, `slots` are those the Receive introduces: each must be new to it (SLOT-5),
+        and `slot` known once they are (SLOT-1).
+        """
         nxt = self._step("send Receive")
         newest = max(self.pending, default=self.acked)
         if newest is not None and version <= newest:
             raise LocalProtocolError(f"receiver {self.id}: version {version} after {newest} (VER-3)")
-        new = [s for s in slots if s not in self.known]
+        new = self.unknown(slots)
+        if introduces and (len(new) != len(slots) or len(set(new)) != len(new)):
+            raise LocalProtocolError(f"receiver {self.id}: slot(s) {sorted(set(slots) - set(new))} introduced again "
+                                     "(SLOT-5)")
+        if introduces and slot not in self.known and slot not in new:
+            raise LocalProtocolError(f"receiver {self.id}: Receive names slot {slot}, whose handle it lacks (SLOT-1)")
         self.state = nxt
         self.known.update(new)
         self.pending[version] = slot
@@ -191,6 +234,13 @@ class PeerMachine:
         self.state = self._step("send Stop")
         self.pending.clear()
         self.held.clear()
+
+    def drop(self, why: str) -> tuple[int, ...]:
+        """The trainer cuts it off (API-9): gone, as if it had died; returns the pending versions it fails.
+        A Stop may follow on its channel, once."""
+        failed = self._cut("drop", why, DIED)
+        self.stop_due = True
+        return failed
 
     def new_handle(self) -> None:
         """A new channel replaces the old one: nothing of the old incarnation carries over (SM-S-5)."""

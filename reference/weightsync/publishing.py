@@ -54,7 +54,6 @@ class Publisher:
             peer.handle.conn.close()
         group, latest = peer.group, peer.group.latest
         assert latest is not None, "version 0 is published when a group is made"
-        peer.machine.send_init(self.version, latest.id, [s.id for s in group.slots])
         if peer.network:
             self._send_network_init(peer)
         else:
@@ -74,7 +73,7 @@ class Publisher:
         plane = store.data_plane(local, group.nbytes)
         init = Init(PROTOCOL_VERSION, peer.machine.id, group.manifest, (), self.version, 0,
                     capabilities=("network",), data_plane=plane)
-        hub.write(peer, init)
+        hub.write(peer, init, slot=latest.id, slots=[s.id for s in group.slots])
         incarnation, ref = peer.machine.incarnation, weakref.ref(hub)
 
         def failed(why: str) -> None:  # weakly: a lane must not keep the sender alive
@@ -135,14 +134,13 @@ class Publisher:
         for i in targets:
             peer = peers[i]
             slot = chosen[peer.group]
-            new = peer.machine.send_receive(self.version, slot.id, ids[peer.group])
             if peer.network:  # the version follows on the data plane (NET-2)
-                hub.write(peer, Receive(self.version, 0, ()))
+                hub.write(peer, Receive(self.version, 0, ()), slot=slot.id, slots=ids[peer.group])
                 if peer.lane is not None:
                     assert isinstance(slot, CpuSlot), "the network profile carries CPU slots only"
                     peer.lane.submit(self.version, slot.buffer.tensor)
                 continue
-            new_slots = [hub.pool.by_id(peer.group, sid) for sid in new]
+            new_slots = [hub.pool.by_id(peer.group, sid) for sid in peer.machine.unknown(ids[peer.group])]
             msg = Receive(self.version, slot.id, tuple(s.info() for s in new_slots))
             hub.write(peer, msg, peer.group.handles(new_slots))
         future._published_after(hub.clock() - started)

@@ -17,14 +17,15 @@ from multiprocessing.context import BaseContext
 
 import torch
 
-from . import connecting, layout, limits, options, rendezvous, transport, wire
+from . import connecting, layout, limits, options, rendezvous, wire
+from .callbacks import weakly
 from .clock import Clock, Deadline, monotonic
 from .errors import LocalProtocolError
 from .future import SendFuture
 from .helper import release_held
-from .hub import Hub, weakly
+from .hub import Hub
 from .locking import notify_all
-from .messages import Entry, Stop
+from .messages import Entry
 from .options import DeviceLike
 from .protocol import PeerState
 from .publishing import Publisher
@@ -293,14 +294,8 @@ class Sender:
         with hub.locked(deadline):
             peer = hub.peers[options.check_id(i, len(hub.peers))]
             with hub.quiet(deadline):
-                if not peer.machine.active:
-                    return
-                if peer.channel is not None:
-                    try:
-                        peer.channel.send(Stop())  # queued, not waited for: the channel closes next
-                    except transport.ChannelClosed:
-                        pass
-                hub.gone(peer, "dropped by the trainer: sender.drop() (API-9)")
+                if peer.machine.active:
+                    hub.drop(peer, "dropped by the trainer: sender.drop() (API-9)")
 
     def close(self) -> None:
         """Stop every receiver and release every channel and slot; idempotent (LIFE-4).
@@ -331,14 +326,7 @@ class Sender:
                 future._close()
             publisher.futures.clear()
             for peer in hub.peers:
-                m = peer.machine
-                if m.stoppable:
-                    try:
-                        if peer.channel is not None:
-                            peer.channel.send(Stop())
-                    except (transport.ChannelClosed, OSError, ValueError):
-                        pass
-                    m.send_stop()
+                hub.stop(peer)
                 if peer.handle is not None:
                     peer.handle.conn.close()
             release_held(hub.finalizer)  # held above, or waited for long enough already (LIFE-9)

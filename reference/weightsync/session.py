@@ -173,8 +173,12 @@ class Session:
 
     # ---- bytes out ----
 
-    def send(self, msg: object, now: float) -> bytes:
-        """`msg` as the bytes of one frame; sending counts as speaking (NET-4)."""
+    def send(self, msg: object, now: float, slot: int | None = None, slots=None) -> bytes:
+        """`msg` as the bytes of one frame, once the sender's view of the receiver took it as its next step
+        (`PeerMachine.sent`: an illegal message raises LocalProtocolError and no byte exists); sending counts
+        as speaking (NET-4). `slot`, `slots`: what the message stands for where it does not say (NET-1)."""
+        if self._settles:
+            self.machine.sent(msg, slot, slots)  # type: ignore[union-attr]
         if self.liveness is not None:
             self.liveness.speak(now)
         return wire.frame(msg)

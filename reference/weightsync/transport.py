@@ -80,12 +80,14 @@ class Channel:
 
     # ---- writing ----
 
-    def send(self, msg: object, fds: tuple[int, ...] = ()) -> None:
-        """Queues one frame (and its handles) and writes what the socket takes now; never blocks."""
-        if self.closed:
+    def send(self, msg: object, fds: tuple[int, ...] = (), slot: int | None = None, slots=None) -> None:
+        """Queues one frame (and its handles) and writes what the socket takes now; never blocks.
+        The session steps its machine first (Session.send): an illegal message raises before any byte."""
+        frame = self._frame(msg, slot, slots)  # the machine steps first; a closed channel then raises, as a
+        if self.closed:  # socket that refuses the frame does, and the caller takes the receiver for gone (SEND-3)
             raise ChannelClosed("channel closed")
         if not fds and not self._out:  # the common case: one small frame, taken whole by the socket
-            data = self._frame(msg)
+            data = frame
             try:
                 n = self.sock.send(data)
             except (BlockingIOError, InterruptedError):
@@ -96,7 +98,7 @@ class Channel:
                 self._out.append((memoryview(data)[n:], []))
                 self.out_bytes += len(data) - n
             return
-        data = memoryview(self._frame(msg))
+        data = memoryview(frame)
         handles = list(fds)
         if len(handles) <= _FDS_PER_PIECE:
             self._out.append((data, handles))
@@ -108,10 +110,10 @@ class Channel:
         self.out_bytes += len(data)
         self.flush()
 
-    def _frame(self, msg: object) -> bytes:
+    def _frame(self, msg: object, slot: int | None = None, slots=None) -> bytes:
         """The session's bytes for `msg`; the clock is read only where a lease counts what we send (NET-4)."""
         session = self.session
-        return session.send(msg, self.now() if session.liveness is not None else 0.0)
+        return session.send(msg, self.now() if session.liveness is not None else 0.0, slot, slots)
 
     def flush(self) -> bool:
         """Writes queued bytes until the socket is full; True once nothing is left."""

@@ -24,8 +24,7 @@ def _publish_to_everyone(self, weights, workers, deadline):
         if peer.machine.id in future.workers or peer.machine.state is not PeerState.LIVE or peer.network:
             continue
         slot = peer.group.latest
-        new = peer.machine.send_receive(future.version, slot.id, [s.id for s in peer.group.slots])
-        new_slots = [hub.pool.by_id(peer.group, sid) for sid in new]
+        new_slots = [hub.pool.by_id(peer.group, sid) for sid in peer.machine.unknown(s.id for s in peer.group.slots)]
         hub.write(peer, Receive(future.version, slot.id, tuple(s.info() for s in new_slots)),
                   peer.group.handles(new_slots))
     return future
