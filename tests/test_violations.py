@@ -12,6 +12,8 @@ import weightsync as ws
 from weightsync import shm, transport, wire
 from weightsync.messages import Ack, Init, Ready, Receive, SlotInfo, Stop
 
+from . import raw
+
 WEIGHTS = {"w": torch.arange(6.0)}
 
 
@@ -24,7 +26,7 @@ class FakeReceiver:
         handle.conn.close()
 
     def recv(self, kind):
-        msg, fds = self.ch.recv(transport.Deadline(5))
+        msg, fds = raw.recv(self.ch, transport.Deadline(5))
         transport.Channel._close_fds(fds)
         assert isinstance(msg, kind), msg
         return msg
@@ -107,7 +109,7 @@ class FakeSender:
         self.ch.send(Init(protocol, 0, self.manifest, (SlotInfo(0, "cpu", 64),), version, 0), (self.buffer.handle,))
 
     def expect(self, kind):
-        msg, _ = self.ch.recv(transport.Deadline(5))
+        msg, _ = raw.recv(self.ch, transport.Deadline(5))
         assert isinstance(msg, kind), msg
         return msg
 
@@ -131,7 +133,7 @@ def test_a_sender_that_repeats_a_version_stops_the_receiver(mode):
         assert isinstance(r.failure, ws.RemoteProtocolError) and r.failure.requirement == "VER-3"
     assert r.stopped
     with pytest.raises(transport.ChannelClosed):
-        fake.ch.recv(transport.Deadline(5))  # the receiver cut the channel
+        raw.recv(fake.ch, transport.Deadline(5))  # the receiver cut the channel
     r.close()
     fake.ch.close()
     fake.buffer.close()
@@ -158,7 +160,7 @@ def test_a_receiver_cut_after_a_violation_is_stopped_before_its_channel_closes(m
         with pytest.raises(ws.RemoteProtocolError, match="VER-3"):
             r.poll(timeout=5)
     with pytest.raises(transport.ChannelClosed):
-        fake.ch.recv(transport.Deadline(5))
+        raw.recv(fake.ch, transport.Deadline(5))
     assert seen and seen[0] == (True, True), f"the channel closed while the receiver said (stopped, failed)={seen[0]}"
     monkeypatch.undo()
     r.close()

@@ -10,8 +10,9 @@ from __future__ import annotations
 from . import transport, wire
 from .clock import Clock, Deadline
 from .errors import FIX, ClosedError, LocalProtocolError, SyncTimeoutError
-from .messages import Heartbeat, Init, Stop
+from .messages import Init, Stop
 from .receiving import ReceiverMachine
+from .session import Ended, Message
 from .transport import Handle
 
 CLOSED_HANDLE = ("handle({}) is closed; ask the sender for a new one (LIFE-2). In the sender's own process, make the "
@@ -50,20 +51,18 @@ def await_init(channel: transport.Channel, machine: ReceiverMachine, deadline: D
         ClosedError: the sender closed, or sent Stop, first.
         RemoteProtocolError: a message the machine refuses here, a Receive or a second Init (SM-R-7).
     """
-    try:
-        while True:
-            item = channel.recv(deadline)
-            if item is None:
-                raise SyncTimeoutError([machine.id], None, hint=f"no Init from the sender (INIT-5). {FIX}the trainer "
-                                       "must call sender.connect() within this connect(): start it, or pass a "
-                                       "longer timeout=")
-            msg, fds = item
-            machine.handle(msg)
-            if not isinstance(msg, Heartbeat):
-                break
-    except transport.ChannelClosed:
-        machine.channel_closed()
-        raise ClosedError(f"receiver {machine.id}: the sender is gone before the handshake") from None
+    while True:
+        event = channel.wait_event(deadline)  # the session judges: SM-R-7, SLOT-1, SLOT-5, WIRE-7; MSG-4
+        if event is None:
+            raise SyncTimeoutError([machine.id], None, hint=f"no Init from the sender (INIT-5). {FIX}the trainer "
+                                   "must call sender.connect() within this connect(): start it, or pass a "
+                                   "longer timeout=")
+        if isinstance(event, Ended):
+            machine.channel_closed()
+            raise ClosedError(f"receiver {machine.id}: the sender is gone before the handshake")
+        if isinstance(event, Message):
+            msg, fds = event.msg, event.fds
+            break
     if isinstance(msg, Stop):
         raise ClosedError(f"receiver {machine.id}: the sender closed before the handshake")
     assert isinstance(msg, Init), "in state new the machine lets only Init and Stop through (SM-R-7)"

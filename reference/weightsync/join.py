@@ -6,6 +6,7 @@ non-message event (the join bound, a closed connection) means.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 
 from .errors import RemoteProtocolError
@@ -53,8 +54,14 @@ class JoinMachine:
     def __init__(self, listener: bool):
         self.listener = listener
         self.state = JoinState.HELLO
+        #: A joiner's check of the sender's proof in Welcome (RDV-7), set once its Join is out.
+        self.proves: Callable[[object], bool] = lambda msg: True
 
-    def handle(self, msg: object, valid: bool = True) -> JoinState:
+    def handle(self, msg: object, valid: bool | None = None) -> JoinState:
+        """The step for a message of the join; `valid` says whether its proof holds (RDV-3), and for a Welcome
+        to a joiner defaults to `proves` (RDV-7)."""
+        if valid is None:
+            valid = self.proves(msg) if type(msg).__name__ == "Welcome" else True
         event = join_event(msg, valid)
         if not self.listener and type(msg).__name__ == "Hello" and not same_major(
                 getattr(msg, "protocol", ""), PROTOCOL_VERSION):

@@ -77,32 +77,23 @@ class ChannelPending:
         """Reads every message that is ready, waiting until `deadline` for one when none is pending."""
         ch = self._channel
         got = False
-        wait: float | None
         while not self._closing():
-            event = ch.next_event()  # the session judges: SM-R-7, VER-3, SLOT-1, WIRE-7, MSG-4
+            # the session judges: SM-R-7, VER-3, SLOT-1, WIRE-7, MSG-4; a newer version pending is not waited for
+            event = ch.next_event() if got else ch.wait_event(
+                Deadline(0.0, ch.now) if self._newest.pending is not None else deadline, self._wake_fd)
+            if event is None:
+                return  # fill() took what the socket held, the deadline passed, or close() woke the wait
             if isinstance(event, Message):
                 if isinstance(event.msg, Receive):
                     self._introduce(event.msg.new_slots, event.fds)
                     self._newest.offer(event.msg)
                 got = True
+                if self._machine.stopped:
+                    return
                 continue
             if isinstance(event, Ended):
                 self._machine.channel_closed()
-                return
-            if self._machine.stopped or got:
-                return  # fill() took what the socket held: no need to look again
-            if self._newest.pending is not None:
-                wait = 0.0
-            else:
-                timer = ch.frame_timer()
-                wait = deadline.left() if timer is None else deadline.cap(timer)
-            ready = transport.readable([ch, self._wake_fd], wait)
-            if self._closing():
-                return
-            if ch in ready:
-                ch.fill()
-            elif wait == 0.0 or (deadline.expired() and not ch.overdue()):
-                return
+            return
 
 
 class NetworkPending:
@@ -210,11 +201,12 @@ class NetworkPending:
 
     def _io(self) -> None:
         """Reads the channel, hands each Receive to the Inbound thread, says "still here", keeps the lease."""
-        ch, net = self._channel, self._net
+        ch, net, forever = self._channel, self._net, Deadline(None, self._channel.now)
         assert net is not None, "started by start(), after setup()"
         try:
             while not self._closing() and not self._machine.stopped:
-                event = ch.next_event()  # the session judges: VER-3, slot 0 (NET-1), Stop, WIRE-7, NET-4, MSG-4
+                event = ch.wait_event(forever, self._wake_fd)  # the session judges: VER-3, slot 0 (NET-1), Stop,
+                # WIRE-7, NET-4, MSG-4; its lease and heartbeat timers end each wait, a byte on the wake pipe too
                 if isinstance(event, Message):
                     if isinstance(event.msg, Stop):
                         return
@@ -228,12 +220,6 @@ class NetworkPending:
                     return
                 elif isinstance(event, HeartbeatDue):
                     self._answer(Heartbeat())
-                else:
-                    ready = transport.readable([ch, self._wake_fd], ch.session.timer(ch.now()))
-                    if self._closing():
-                        return
-                    if ch in ready:
-                        ch.fill()
         except transport.ChannelClosed:
             self._machine.channel_closed()
         except RemoteProtocolError as e:

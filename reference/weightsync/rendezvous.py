@@ -31,6 +31,7 @@ from .clock import Clock, Deadline, monotonic
 from .errors import RefusedError, RemoteProtocolError, SyncTimeoutError
 from .join import JoinMachine, JoinState
 from .messages import PROTOCOL_VERSION, Hello, Join, Refuse, Welcome
+from .session import Ended
 from .transport import Channel
 
 _ACCEPTS_PER_PASS = 16
@@ -343,6 +344,7 @@ def dial(url: str, deadline: Deadline) -> tuple[Channel, int]:
 def _join(ch: Channel, address: Address, rid: int, secret: bytes, deadline: Deadline) -> bool:
     """One join on a new connection: True once welcomed, False when the connection closed without an answer."""
     machine = JoinMachine(listener=False)
+    ch.session.attach(machine)  # the session judges each message of the join by the join's table
     hello = _expect(ch, deadline, rid, machine)
     if hello is None:
         return False
@@ -350,8 +352,8 @@ def _join(ch: Channel, address: Address, rid: int, secret: bytes, deadline: Dead
     mine = secrets.token_bytes(limits.NONCE_BYTES)
     if not ch.send_bounded(Join(rid, mine, proof(secret, JOIN, hello.nonce, mine, rid)), deadline):
         raise SyncTimeoutError([rid], None, hint="the sender did not read the join (RDV-6)")
-    answer = _expect(ch, deadline, rid, machine,
-                     lambda m: hmac.compare_digest(m.proof, proof(secret, WELCOME, hello.nonce, mine, rid)))
+    machine.proves = lambda m: hmac.compare_digest(m.proof, proof(secret, WELCOME, hello.nonce, mine, rid))  # RDV-7
+    answer = _expect(ch, deadline, rid, machine)
     if answer is None:
         return False
     if isinstance(answer, Refuse):
@@ -382,15 +384,13 @@ def _connect(address: Address, deadline: Deadline, rid: int) -> socket.socket:
 _FIRST_PAUSE, _LAST_PAUSE = 0.02, 0.5
 
 
-def _expect(ch: Channel, deadline: Deadline, rid: int, machine: JoinMachine, valid=lambda m: True):
-    """The next join message, checked by the join table; None when the connection closed first (a retry)."""
-    try:
-        item = ch.recv(deadline)
-    except transport.ChannelClosed:
+def _expect(ch: Channel, deadline: Deadline, rid: int, machine: JoinMachine):
+    """The next join message, judged by the session with the join table (RDV-3, RDV-7, INIT-2); None when the
+    connection closed first (a retry)."""
+    event = ch.wait_event(deadline)
+    if event is None:
+        raise SyncTimeoutError([rid], None, hint="no answer from the sender during the join (RDV-6)")
+    if isinstance(event, Ended):
         machine.event("channel closed")
         return None
-    if item is None:
-        raise SyncTimeoutError([rid], None, hint="no answer from the sender during the join (RDV-6)")
-    msg = item[0]
-    machine.handle(msg, valid(msg) if isinstance(msg, Welcome) else True)  # RDV-3, RDV-7, INIT-2
-    return msg
+    return event.msg

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from . import wire
 from .errors import RemoteProtocolError
+from .join import JoinMachine
 from .messages import Heartbeat, handle_count
 from .protocol import PeerMachine, Settled
 from .receiving import ReceiverMachine
@@ -71,13 +72,14 @@ class Session:
         self.orphans: list[int] = []
         self.frame = FrameTimer()  # WIRE-7
         self.eof = False
-        self.machine: PeerMachine | ReceiverMachine | None = None
+        self.machine: PeerMachine | ReceiverMachine | JoinMachine | None = None
         self.liveness: Liveness | None = None
         self._beats: HeartbeatBudget | None = None  # SEC-8, from the first Heartbeat on
         self._settles = False  # the machine is the sender's view of a receiver: answers settle versions
 
-    def attach(self, machine: PeerMachine | ReceiverMachine, liveness: Liveness | None = None) -> None:
-        """The machine that judges what arrives from now on, and the lease on a network channel (NET-4)."""
+    def attach(self, machine: PeerMachine | ReceiverMachine | JoinMachine, liveness: Liveness | None = None) -> None:
+        """The machine that judges what arrives from now on (a joiner's join table, then the receiver's), and the
+        lease on a network channel (NET-4)."""
         self.machine, self.liveness = machine, liveness
         self._settles = isinstance(machine, PeerMachine)
 

@@ -210,25 +210,25 @@ class Channel:
         frame = self.session.frame
         return None if frame.since is None else frame.left(self.now())
 
-    def recv(self, deadline: Deadline) -> tuple[object, list[int]] | None:
-        """Waits for the next message until `deadline` (None when it passed); ChannelClosed at end of file.
-
-        A frame that has started must end within the frame bound even when the
-        deadline is later, so a stalled peer cannot hold the caller (WIRE-7).
+    def wait_event(self, deadline: Deadline, wake_fd: int | None = None):
+        """The session's next event, reading until `deadline` for one; None once it passed, or when a byte on
+        `wake_fd` ended the wait. The one loop over a single channel (the handshake, both pending sources, a
+        joiner): the session judges every frame and end, and its timers (a frame in progress, WIRE-7; the lease
+        and heartbeats, NET-4) cut each wait short, so a stalled or silent peer cannot hold the caller.
         """
+        items: list = [self] if wake_fd is None else [self, wake_fd]
         while True:
-            item = self.next()
-            if item is not None:
-                return item
-            if self.eof:
-                raise ChannelClosed("end of file")
-            if self.overdue():
-                raise self.frame.violation()
-            timer = self.frame_timer()
-            wait = deadline.left() if timer is None else deadline.cap(timer)
-            if not readable([self], wait) and deadline.expired() and not self.overdue():
-                return None
-            self.fill()
+            event = self.next_event()
+            if event is not None:
+                return event
+            timer = self.session.timer(self.now())
+            ready = readable(items, deadline.left() if timer is None else deadline.cap(timer))
+            if self in ready:
+                self.fill()
+            elif ready:
+                return None  # woken: the caller looks at why
+            elif deadline.expired():
+                return self.next_event()  # a bound that fell due with the deadline is still judged
 
     def send_bounded(self, msg: object, deadline: Deadline) -> bool:
         """Sends and waits until the socket took every byte or `deadline` passed; True when written."""
