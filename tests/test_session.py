@@ -191,3 +191,31 @@ def test_stop_is_sent_once_and_a_drop_allows_exactly_one():
         session.send(Stop(), 0.0)
     with pytest.raises(LocalProtocolError):
         session.send(Heartbeat(), 0.0)
+
+
+def test_a_receiver_answers_each_init_once_and_acks_only_what_it_received_going_forward():
+    """SM-R-1, INIT-4, ACK-2, MSG-3 on the way out: a receiver's session refuses, before any byte, a Ready
+    with no Init or for another version, a second Ready, an Ack of a version it never received or already
+    answered, and any message that goes the other way."""
+    session, machine = receiver_session()
+    for bad in (Ready(0, 0, OK), Ack(0, 0, OK), Receive(1, 0), Stop()):
+        with pytest.raises(LocalProtocolError):
+            session.send(bad, 0.0)
+    session.receive_data(wire.frame(Init("1.1", 0, (), (SLOT,), 3, 0)), [7], 0.0)
+    assert isinstance(session.next_event(0.0), Message)
+    with pytest.raises(LocalProtocolError):
+        session.send(Ready(0, 2, OK), 0.0)
+    session.send(Ready(0, 3, OK), 0.0)
+    machine.accept_init(3)
+    with pytest.raises(LocalProtocolError):
+        session.send(Ready(0, 3, OK), 0.0)
+    with pytest.raises(LocalProtocolError):
+        session.send(Ack(0, 4, OK), 0.0)  # not received yet
+    session.receive_data(wire.frame(Receive(4, 0)) + wire.frame(Receive(5, 0)), [], 0.0)
+    assert isinstance(session.next_event(0.0), Message) and isinstance(session.next_event(0.0), Message)
+    session.send(Ack(0, 4, "error", "could not apply"), 0.0)
+    session.send(Heartbeat(), 0.0)
+    with pytest.raises(LocalProtocolError):
+        session.send(Ack(0, 4, OK), 0.0)  # answered already
+    session.send(Ack(0, 5, OK), 0.0)
+    assert machine.answered == 5

@@ -11,8 +11,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .errors import RemoteProtocolError
-from .messages import PROTOCOL_VERSION, Heartbeat, Init, Receive, SlotInfo, Stop
+from .errors import LocalProtocolError, RemoteProtocolError
+from .messages import OK, PROTOCOL_VERSION, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
 from .protocol import RECEIVER_TABLE, ReceiverState, message_event, same_major, step
 
 
@@ -29,6 +29,9 @@ class ReceiverMachine:
         self.state = ReceiverState.NEW
         self.received: int | None = None
         self.known: set[int] = set()
+        self.offered: int | None = None  # the version of the Init judged, until Ready answers it
+        self.answered: int | None = None  # the newest version answered (Ready or Ack): answers only go forward
+        self.readied = False
 
     def _step(self, event: str) -> ReceiverState:
         nxt = RECEIVER_TABLE.get((self.state, event))
@@ -57,6 +60,7 @@ class ReceiverMachine:
             if self.state is not ReceiverState.NEW:
                 raise self._bad(event, "a second Init", "SM-R-7")
             self._introduce(event, msg.slots)
+            self.offered = msg.version
             if msg.data_plane is not None:  # network profile: slot 0 is the data plane (NET-1)
                 self.known.add(0)
             return msg
@@ -74,6 +78,31 @@ class ReceiverMachine:
         self.received = msg.version
         self.state = nxt
         return msg
+
+    def sent(self, msg: object) -> None:
+        """Checks an answer about to be written to the sender: one Ready, for the Init judged (its version when ok),
+        then Acks of versions received, each newer than the last answered (ACK-2). An illegal one raises
+        LocalProtocolError and changes nothing, before any byte exists."""
+        kind = type(msg)
+        if kind is Ack:
+            assert isinstance(msg, Ack)
+            if self.received is None or msg.version > self.received or (
+                    self.answered is not None and msg.version <= self.answered):
+                raise LocalProtocolError(f"receiver {self.id}: Ack of version {msg.version}, received "
+                                         f"{self.received}, answered {self.answered} (ACK-2)")
+            self.answered = msg.version
+        elif kind is Ready:
+            assert isinstance(msg, Ready)
+            if self.state is not ReceiverState.NEW or self.offered is None or self.readied:
+                raise LocalProtocolError(f"receiver {self.id}: Ready in state {self.state.value}, once per Init (SM-R-1)")
+            if msg.status == OK and msg.version != self.offered:
+                raise LocalProtocolError(f"receiver {self.id}: Ready for version {msg.version}, the Init carried "
+                                         f"{self.offered} (INIT-4)")
+            self.readied = True
+            if msg.status == OK:
+                self.answered = msg.version
+        elif kind is not Heartbeat:
+            raise LocalProtocolError(f"receiver {self.id}: {kind.__name__} does not go to the sender (MSG-3)")
 
     def _introduce(self, event: str, slots: Sequence[SlotInfo]) -> None:
         if not slots:
