@@ -116,3 +116,26 @@ def test_the_mutation_run_mutates_every_module_that_holds_a_rule():
     names = {Path(p).name for p in listed}
     left_out = [p.name for p in PACKAGE.glob("*.py") if p.name not in names and p.name not in NOT_MUTATED]
     assert not left_out, f"add these to cosmic-ray.toml's module-path, or to NOT_MUTATED with the reason: {left_out}"
+
+
+#: The core's state enums: a driver that compares against their members decides what the core should (issue 42).
+STATE_ENUMS = {"PeerState", "ReceiverState", "JoinState"}
+
+
+def state_comparisons(paths) -> list[str]:
+    """Every mention of a member of a core state enum (`PeerState.LIVE`) in `paths`."""
+    found = []
+    for path in paths:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in STATE_ENUMS:
+                found.append(f"{path.name}:{node.lineno} {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_driver_names_a_state_of_the_core():
+    """A driver asks its machine a named question (`machine.live`, `machine.handle_to_give(...)`) and never
+    compares states itself: every decision a state implies is the core's, unit-tested there."""
+    drivers = [p for p in MODULES if p.parent == PACKAGE and p.stem not in CORE]
+    assert {"sender", "receiver", "rendezvous"} <= {p.stem for p in drivers}, "the package's drivers are found"
+    found = state_comparisons(drivers)
+    assert not found, f"ask the machine (a property or function of the core, with its requirement) instead: {found}"

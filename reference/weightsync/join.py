@@ -54,6 +54,11 @@ class JoinMachine:
         self.listener = listener
         self.state = JoinState.HELLO
 
+    @property
+    def joined(self) -> bool:
+        """Welcome sent (listener) or accepted (joiner): Init and Part I follow on this connection (RDV-5, RDV-7)."""
+        return self.state is JoinState.JOINED
+
     def handle(self, msg: object, valid: bool = True) -> JoinState:
         event = join_event(msg, valid)
         if not self.listener and type(msg).__name__ == "Hello" and not same_major(

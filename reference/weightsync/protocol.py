@@ -134,6 +134,10 @@ class Settled:
 NOTHING = Settled((), OK, "")  # what a Heartbeat settles (MSG-4)
 
 
+#: What `PeerMachine.handle_to_give` says handle(i) does (LIFE-2, CON-3).
+KEEP, PAIR, REPLACE = "keep", "pair", "replace"
+
+
 class PeerMachine:
     """The sender's view of receiver `id` (SM-S-*), with the bookkeeping the rules need.
 
@@ -205,6 +209,24 @@ class PeerMachine:
     def waiting(self) -> bool:
         """Not live yet and not ended: a connect() waits for its Ready (INIT-5)."""
         return self.state in (PeerState.UNCONNECTED, PeerState.CONNECTING)
+
+    @property
+    def live(self) -> bool:
+        """Live: a send may go to it (SEND-4), and connect() leaves it as it is (INIT-5)."""
+        return self.state is PeerState.LIVE
+
+    def init_due(self, has_channel: bool) -> bool:
+        """Whether connect() sends it the Init now: unconnected, with a channel to send on (INIT-1); one that joins
+        by URL has none until it joins, and is sent its Init then (RDV-5)."""
+        return self.state is PeerState.UNCONNECTED and has_channel
+
+    def handle_to_give(self, fresh: bool, has_channel: bool) -> str:
+        """What handle(i) gives (LIFE-2, CON-3): KEEP the handle of an unconnected receiver that went to no process
+        yet (`fresh`), PAIR a first channel for an unconnected one that has none (it would join by URL), or
+        REPLACE its channel with a new one, where the table allows "new handle"."""
+        if self.state is PeerState.UNCONNECTED and fresh:
+            return KEEP
+        return PAIR if self.state is PeerState.UNCONNECTED and not has_channel else REPLACE
 
     @property
     def stoppable(self) -> bool:
@@ -318,7 +340,7 @@ class PeerMachine:
 def unsendable(machines: Iterable[PeerMachine]) -> tuple[list[PeerMachine], list[int]]:
     """SEND-4 for a send's targets: those known to have failed or gone (their causes are raised), and the
     ids of those not connected yet (LocalProtocolError); a send with either consumes no version (VER-2)."""
-    bad = [m for m in machines if m.state is not PeerState.LIVE]
+    bad = [m for m in machines if not m.live]
     if not bad:
         return [], []
     return [m for m in bad if m.ended], sorted(m.id for m in bad if not m.ended)
@@ -344,5 +366,6 @@ def readers(slot: int, machines: Iterable[PeerMachine]) -> list[int]:
 
 __all__ = [
     "PROTOCOL_VERSION", "PeerState", "ReceiverState", "SENDER_TABLE", "RECEIVER_TABLE", "step",
-    "message_event", "same_major", "Settled", "NOTHING", "PeerMachine", "free_slot", "readers",
+    "message_event", "same_major", "Settled", "NOTHING", "PeerMachine", "KEEP", "PAIR", "REPLACE", "free_slot",
+    "readers",
 ]

@@ -35,7 +35,6 @@ from .errors import (
 )
 from .messages import ERROR, OK, Ready
 from .pending import ChannelPending, NetworkPending, Pending
-from .protocol import ReceiverState
 from .receiving import ReceiverMachine
 from .rwlock import ApplyLock, Cancelled, unlock
 from .transport import Handle
@@ -125,7 +124,7 @@ class Receiver:
 
         A pull receiver looks at its channel here, without taking a message, so that a worker
         that polls rarely still sees the trainer close (LIFE-7)."""
-        if self.mode == "pull" and self._machine.state is ReceiverState.LIVE:
+        if self.mode == "pull" and self._machine.live:
             self._notice_end()
         return self._machine.stopped
 
@@ -136,7 +135,7 @@ class Receiver:
         if not self._io.acquire(blocking=False):  # a poll() is reading: it sees the end itself
             return
         try:
-            if self._machine.state is ReceiverState.LIVE and transport.hung_up(channel.sock):
+            if self._machine.live and transport.hung_up(channel.sock):
                 self._machine.channel_closed()
         finally:
             self._io.release()
@@ -144,7 +143,7 @@ class Receiver:
     @property
     def closed(self) -> bool:
         """True once `close()` was called (LIFE-5)."""
-        return self._machine.state is ReceiverState.CLOSED
+        return self._machine.closed
 
     @property
     def weights(self) -> MappingProxyType[str, torch.Tensor]:
@@ -187,7 +186,7 @@ class Receiver:
         self._check_open()
         deadline = Deadline(timeout, self._clock)
         applier = self._applier
-        if self._machine.state is not ReceiverState.NEW or applier.init is not None:
+        if not self._machine.awaiting_init or applier.init is not None:
             raise LocalProtocolError(f"receiver {self.id} is {self._machine.state.value}; connect() is called once")
         if applier.channel is None:
             assert self._url is not None, "a receiver made without a channel joins by URL"
@@ -306,7 +305,7 @@ class Receiver:
         deadline = Deadline(timeout, self._clock)  # a negative timeout raises ValueError (section 10)
         if self.mode != "pull":
             raise LocalProtocolError("poll() is for mode='pull'; push mode applies in the background")
-        if self._machine.state is ReceiverState.NEW:
+        if self._machine.awaiting_init:
             raise LocalProtocolError(f"receiver {self.id}: call connect() before poll() (SM-R)")
         if self._lock.reading_here():
             raise LocalProtocolError("poll() inside reading() would change the weights being read (CONS-3: it would break CONS-1)")

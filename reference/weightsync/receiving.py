@@ -42,6 +42,21 @@ class ReceiverMachine:
         """True exactly in stopped, failed and closed (SM-R-8)."""
         return self.state in _ENDED
 
+    @property
+    def live(self) -> bool:
+        """Live: versions may still come, so a pull receiver looks for the sender's end between polls (LIFE-7)."""
+        return self.state is ReceiverState.LIVE
+
+    @property
+    def awaiting_init(self) -> bool:
+        """New: no Init accepted or refused yet; connect() runs here, once, and poll() only after it (SM-R-1)."""
+        return self.state is ReceiverState.NEW
+
+    @property
+    def closed(self) -> bool:
+        """close() ran: every later call raises ClosedError (LIFE-5, LIFE-6)."""
+        return self.state is ReceiverState.CLOSED
+
     def handle(self, msg: object) -> object:
         """Checks a message from the sender against the state and the rules; returns it.
 

@@ -26,7 +26,7 @@ from .hub import Hub, weakly
 from .locking import notify_all
 from .messages import Entry, Stop
 from .options import DeviceLike
-from .protocol import PeerState
+from .protocol import KEEP, PAIR
 from .publishing import Publisher
 from .rwlock import unlock
 from .slots import SlotPool, slot_bound
@@ -193,9 +193,12 @@ class Sender:
             peer = hub.peers[options.check_id(i, len(hub.peers))]
             hub.take_arrived()
             peer.machine.check_handle()  # LIFE-3
-            if peer.machine.state is PeerState.UNCONNECTED and peer.handle is not None and not peer.handle.given:
-                return peer.handle
-            if peer.machine.state is PeerState.UNCONNECTED and peer.channel is None:  # listening: on demand
+            handle = peer.handle
+            todo = peer.machine.handle_to_give(handle is not None and not handle.given, peer.channel is not None)
+            if todo == KEEP:
+                assert handle is not None, "KEEP names a handle no process took"
+                return handle
+            if todo == PAIR:  # listening: on demand
                 return hub.pair(peer)
             hub.replace(peer)
             assert peer.handle is not None, "replace() gave it a new socket pair and its handle"
