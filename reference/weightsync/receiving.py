@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from .errors import RemoteProtocolError
 from .messages import PROTOCOL_VERSION, Heartbeat, Init, Receive, SlotInfo, Stop
+from .profiles import UNIX, Profile, of_init
 from .protocol import RECEIVER_TABLE, ReceiverState, message_event, same_major, step
 
 
@@ -20,7 +21,7 @@ class ReceiverMachine:
     """A receiver's own state (SM-R-*): which messages it accepts, VER-3 and SLOT-1.
 
     `received` is the newest version it was told, applied or not; `known` the slots
-    whose handles it holds.
+    whose handles it holds; `profile` the one its Init speaks (NET-1).
     """
 
     def __init__(self, rid: int, byteorder: str = sys.byteorder):
@@ -29,6 +30,7 @@ class ReceiverMachine:
         self.state = ReceiverState.NEW
         self.received: int | None = None
         self.known: set[int] = set()
+        self.profile: Profile = UNIX
 
     def _step(self, event: str) -> ReceiverState:
         nxt = RECEIVER_TABLE.get((self.state, event))
@@ -72,8 +74,8 @@ class ReceiverMachine:
             if self.state is not ReceiverState.NEW:
                 raise self._bad(event, "a second Init", "SM-R-7")
             self._introduce(event, msg.slots)
-            if msg.data_plane is not None:  # network profile: slot 0 is the data plane (NET-1)
-                self.known.add(0)
+            self.profile = of_init(msg)  # chosen once, here
+            self.known.update(self.profile.data_slots)  # the network's slot 0 is its data plane (NET-1)
             return msg
         if isinstance(msg, Stop):
             self.state = self._step(event)

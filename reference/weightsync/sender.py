@@ -26,6 +26,7 @@ from .hub import Hub, weakly
 from .locking import notify_all
 from .messages import Entry, Stop
 from .options import DeviceLike
+from .profiles import UNIX, of_scheme
 from .protocol import KEEP, PAIR
 from .publishing import Publisher
 from .rwlock import unlock
@@ -95,8 +96,8 @@ class Sender:
         if len(sources) > 1:
             raise NotImplementedError(f"weights on several devices {sources}; move them to one device first")
         checker = layout.Checker(manifest)
-        network = listen is not None and rendezvous.parse_address(listen).kind == "tcp"
-        targets = options.slot_devices(devices, num_workers, torch.device("cpu" if network else sources[0]), network)
+        profile = of_scheme(rendezvous.parse_address(listen).kind) if listen is not None else UNIX  # its joiners
+        targets = options.slot_devices(devices, num_workers, torch.device(profile.slot_source(sources[0])), profile)
         casts = options.slot_dtypes(dtypes, num_workers, manifest)
         plans = {}  # (slot device, cast) -> (manifest on that device, bytes of one slot)
         for device, cast in dict.fromkeys(zip(targets, casts)):
