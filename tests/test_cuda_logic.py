@@ -101,9 +101,9 @@ def test_a_sender_listening_on_tcp_keeps_its_slots_on_the_cpu():
     """NET-7: a TCP listener's slots are host memory by default, and a GPU slot device is refused with the remedy
     (before any CUDA call: the rule holds on a machine without a GPU too)."""
     import weightsync as ws
-    from weightsync import options
+    from weightsync import options, profiles
 
-    assert options.slot_devices(None, 2, torch.device("cpu"), network=True) == [torch.device("cpu")] * 2
+    assert options.slot_devices(None, 2, torch.device("cpu"), profiles.NETWORK) == [torch.device("cpu")] * 2
     for asked in (["cuda"], ["cuda:0"], lambda i: "cuda:1"):
         with pytest.raises(ValueError, match="NET-7"):
             ws.Sender({"w": torch.zeros(4)}, 1, listen="tcp://127.0.0.1:0", devices=asked)

@@ -173,8 +173,8 @@ def test_a_lane_stuck_in_a_transfer_holds_close_within_its_bound():
     lane = netplane.Lane(store, plane, "127.0.0.1", failures.append)
     lane.submit(1, torch.zeros(64 << 20, dtype=torch.uint8))  # more than the sockets hold: it waits for a receive
     client = netplane._client("127.0.0.1", store.port, 10)
-    netplane.dist.PrefixStore(plane["prefix"], client).set(netplane.JOINED, "1")
-    group = netplane._group(client, plane["prefix"], 1, "127.0.0.1", 10)  # the receiver's side, never receiving
+    netplane.dist.PrefixStore(plane.prefix, client).set(netplane.JOINED, "1")
+    group = netplane._group(client, plane.prefix, 1, "127.0.0.1", 10)  # the receiver's side, never receiving
     try:
         time.sleep(0.3)  # the lane builds its side and starts the send
         t0 = time.monotonic()

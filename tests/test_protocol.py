@@ -23,12 +23,11 @@ from weightsync.protocol import (
     PeerMachine,
     PeerState,
     ReceiverState,
-    free_slot,
     message_event,
-    readers,
     step,
 )
 from weightsync.receiving import Newest, ReceiverMachine
+from weightsync.sending import free_slot, readers
 
 
 def _events(table):

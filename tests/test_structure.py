@@ -48,7 +48,8 @@ def test_no_module_imports_another_modules_private_names():
 
 
 #: The sans-I/O core (docs/design.md): every rule of the protocol, no torch, no socket, no thread, no lock.
-CORE = ("protocol", "receiving", "join", "timers", "session", "limits", "clock", "wire", "messages", "errors")
+CORE = ("protocol", "receiving", "sending", "join", "profiles", "timers", "session", "limits", "clock", "wire", "messages",
+        "errors")
 #: What the core may import besides itself: the standard library's pure parts and the wire's encoding.
 PURE = {"__future__", "collections", "dataclasses", "enum", "typing", "math", "struct", "sys", "time", "msgpack"}
 
@@ -117,3 +118,63 @@ def test_the_mutation_run_mutates_every_module_that_holds_a_rule():
     names = {Path(p).name for p in listed}
     left_out = [p.name for p in PACKAGE.glob("*.py") if p.name not in names and p.name not in NOT_MUTATED]
     assert not left_out, f"add these to cosmic-ray.toml's module-path, or to NOT_MUTATED with the reason: {left_out}"
+
+
+#: The core's state enums: a driver that compares against their members decides what the core should (issue 42).
+STATE_ENUMS = {"PeerState", "ReceiverState", "JoinState"}
+
+
+def state_comparisons(paths) -> list[str]:
+    """Every mention of a member of a core state enum (`PeerState.LIVE`) in `paths`."""
+    found = []
+    for path in paths:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in STATE_ENUMS:
+                found.append(f"{path.name}:{node.lineno} {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_driver_names_a_state_of_the_core():
+    """A driver asks its machine a named question (`machine.live`, `machine.handle_to_give(...)`) and never
+    compares states itself: every decision a state implies is the core's, unit-tested there."""
+    drivers = [p for p in MODULES if p.parent == PACKAGE and p.stem not in CORE]
+    assert {"sender", "receiver", "rendezvous"} <= {p.stem for p in drivers}, "the package's drivers are found"
+    found = state_comparisons(drivers)
+    assert not found, f"ask the machine (a property or function of the core, with its requirement) instead: {found}"
+
+
+def profile_branches(paths) -> list[str]:
+    """Every place in `paths` that tells the profiles apart itself: a key of the data plane spelled
+    (`init.data_plane["lease_ms"]`), a data plane tested for None outside an assert, a `network` flag, an
+    isinstance() of a profile or of a profile's source of versions, or a profile compared with `UNIX` or `NETWORK`."""
+    found = []
+    for path in paths:
+        tree = _tree(path)
+        asserted = {id(n) for a in ast.walk(tree) if isinstance(a, ast.Assert) for n in ast.walk(a)}
+        for node in ast.walk(tree):
+            where = f"{path.name}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr == "data_plane":
+                found.append(f"{where} .data_plane[...]")
+            elif isinstance(node, ast.Attribute) and node.attr == "network" or \
+                    isinstance(node, (ast.Name, ast.arg)) and getattr(node, "id", getattr(node, "arg", "")) == "network":
+                found.append(f"{where} network")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+                    and ast.unparse(node.args[1]).endswith(("NetworkPending", "ChannelPending", "Profile")):
+                found.append(f"{where} {ast.unparse(node)}")
+            elif isinstance(node, ast.Compare) and id(node) not in asserted:
+                sides = [node.left, *node.comparators]
+                if any(isinstance(s, ast.Attribute) and s.attr == "data_plane" for s in sides):
+                    found.append(f"{where} data_plane compared")
+                if any(isinstance(s, (ast.Name, ast.Attribute)) and getattr(s, "id", getattr(s, "attr", "")) in
+                       ("UNIX", "NETWORK") for s in sides):
+                    found.append(f"{where} profile compared")
+    return found
+
+
+def test_no_driver_tells_the_profiles_apart_itself():
+    """Unix or network is decided once, by the core's profiles (profiles.py): a driver asks the profile of the peer
+    in front of it, or picks that profile's I/O by its class, and reads the data plane's typed fields."""
+    drivers = [p for p in MODULES if p.parent == PACKAGE and p.stem not in CORE]
+    found = profile_branches(drivers)
+    assert not found, f"ask the profile (weightsync.profiles) instead: {found}"

@@ -13,7 +13,6 @@ from .clock import Deadline
 from .errors import FIX, SyncTimeoutError, receivers_error
 from .future import RESTART_HINT
 from .hub import Hub
-from .protocol import PeerState
 from .publishing import Publisher
 from .timers import SettleWindow
 
@@ -28,21 +27,21 @@ def connect(hub: Hub, publisher: Publisher, workers: Iterable[int] | None, deadl
             targets = [i for i, p in enumerate(peers) if p.machine.waiting] + unreported
         else:
             targets = [i for i in options.check_workers(workers, len(peers))
-                       if peers[i].machine.state is not PeerState.LIVE]
+                       if not peers[i].machine.live]
         for i in targets:
             if i not in unreported:
                 peers[i].machine.check_connect(hub.listener is not None)  # LIFE-2
         # A listening sender waits for a new process to join in place of a gone or failed one (RDV-5).
         rejoin = {i: peers[i].machine.incarnation for i in targets if peers[i].machine.ended and i not in unreported}
         for i in targets:
-            if peers[i].machine.state is PeerState.UNCONNECTED and peers[i].channel is not None:
+            if peers[i].machine.init_due(peers[i].channel is not None):
                 publisher.send_init(peers[i])
         hub.take_arrived()
         window = SettleWindow()
         while True:
             failed = {i: peers[i].machine for i in targets
                       if peers[i].machine.ended and peers[i].machine.incarnation != rejoin.get(i)}
-            connecting = [i for i in targets if i not in failed and peers[i].machine.state is not PeerState.LIVE]
+            connecting = [i for i in targets if i not in failed and not peers[i].machine.live]
             if failed:
                 window.failed(hub.clock())
                 if not connecting or window.over(hub.clock()) or deadline.expired():

@@ -131,7 +131,7 @@ def _serve(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
                 poller.register(ch.fileno(), select.POLLIN)
             for p in s.peers:  # Unix channels: hang-ups only, so that acks never wake this thread
                 if p.channel is not None and p.machine.active:
-                    poller.register(p.channel.fileno(), _RDHUP | (select.POLLIN if p.network else 0))
+                    poller.register(p.channel.fileno(), _RDHUP | (select.POLLIN if p.profile.leased else 0))
             timer, beat = s.next_timer(), s.heartbeat
         finally:
             s.mu.release()

@@ -29,12 +29,12 @@ from .locking import Held, notify_all
 from .messages import Heartbeat, Stop
 from .netplane import Lane
 from .peers import Peer
+from .profiles import UNIX, Profile, of_scheme
 from .protocol import PeerMachine, Settled
 from .rendezvous import Listener
 from .rwlock import unlock
 from .session import Ended
 from .slots import Group, SlotPool
-from .timers import Liveness
 from .transport import Channel, Handle
 
 log = logging.getLogger("weightsync")
@@ -196,7 +196,7 @@ class Hub:
             items = self._watched() + ([self.listener] if self.listener is not None else [])
             ready = transport.readable(items, 0)
             if ready or self.listener is not None or any(
-                    p.network or (p.channel is not None and (p.channel.wants_write or p.channel.partial_since))
+                    p.profile.leased or (p.channel is not None and (p.channel.wants_write or p.channel.partial_since))
                     for p in self.peers):
                 self.serve(ready)
 
@@ -234,7 +234,7 @@ class Hub:
             if ch is None or ch.closed:
                 continue
             hit = ch in ready
-            if not (hit or ch.wants_write or ch.session.frame.since is not None or peer.network):
+            if not (hit or ch.wants_write or ch.session.frame.since is not None or peer.profile.leased):
                 continue  # nothing arrived, nothing to write, no timer: the common case, kept cheap
             try:
                 if ch.wants_write:
@@ -270,8 +270,7 @@ class Hub:
         peer.machine.joined()
         self._drop(peer)
         assert self.listener is not None, "only a listening sender adopts joiners"
-        network = not self.listener.address.carries_handles
-        self.use(peer, channel, None, Liveness(self.clock(), self.lease, self.heartbeat) if network else None)
+        self.use(peer, channel, None, of_scheme(self.listener.address.kind))  # the one its address speaks (NET-1)
         log.debug("receiver %d joined by URL", peer.machine.id)
         self._joined(peer)
 
@@ -299,10 +298,11 @@ class Hub:
         self.use(peer, Channel(ours, allowed=wire.FROM_RECEIVER, max_in=wire.MAX_TO_SENDER, now=self.clock), handle)
         return handle
 
-    def use(self, peer: Peer, channel: Channel, handle: Handle | None, liveness: Liveness | None = None) -> None:
-        """`channel` becomes the receiver's; its session judges what arrives with the receiver's machine."""
-        channel.session.attach(peer.machine, liveness)
-        peer.channel, peer.handle = channel, handle
+    def use(self, peer: Peer, channel: Channel, handle: Handle | None, profile: Profile = UNIX) -> None:
+        """`channel` becomes the receiver's, speaking `profile`; its session judges what arrives with the receiver's
+        machine, and keeps the profile's lease (NET-4)."""
+        channel.session.attach(peer.machine, profile.sender_liveness(self.clock(), self.lease, self.heartbeat))
+        peer.channel, peer.handle, peer.profile = channel, handle, profile
 
     def replace(self, peer: Peer) -> None:
         """A new channel for a failed, gone or connecting receiver (SM-S-5, LIFE-2), or for an unconnected one

@@ -57,6 +57,11 @@ class JoinMachine:
         #: A joiner's check of the sender's proof in Welcome (RDV-7), set once its Join is out.
         self.proves: Callable[[object], bool] = lambda msg: True
 
+    @property
+    def joined(self) -> bool:
+        """Welcome sent (listener) or accepted (joiner): Init and Part I follow on this connection (RDV-5, RDV-7)."""
+        return self.state is JoinState.JOINED
+
     def handle(self, msg: object, valid: bool | None = None) -> JoinState:
         """The step for a message of the join; `valid` says whether its proof holds (RDV-3), and for a Welcome
         to a joiner defaults to `proves` (RDV-7)."""

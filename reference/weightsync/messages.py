@@ -39,6 +39,35 @@ class SlotInfo:
 
 
 @dataclass(frozen=True)
+class DataPlane:
+    """Where and how a network receiver's versions travel (NET-1), and the lease it is held to (NET-4).
+
+    Typed here and a map on the wire (wire.DATA_PLANE): every module reads these fields by name, none
+    spells a key. Times are the wire's milliseconds; `lease` and `timeout` give them in seconds.
+    """
+
+    backend: str
+    store: str  # "HOST:PORT" of this incarnation's TCPStore (NET-6)
+    prefix: str  # fresh for each incarnation (NET-2)
+    nbytes: int  # of each transfer: the version laid out as a slot
+    timeout_ms: int  # the bound of one transfer (NET-3)
+    lease_ms: int  # the sender's lease (NET-4)
+
+    @property
+    def lease(self) -> float:
+        return self.lease_ms / 1000
+
+    @property
+    def timeout(self) -> float:
+        return self.timeout_ms / 1000
+
+    @property
+    def store_address(self) -> tuple[str, int]:
+        host, _, port = self.store.rpartition(":")
+        return host, int(port)
+
+
+@dataclass(frozen=True)
 class Init:
     protocol: str
     receiver: int
@@ -48,7 +77,7 @@ class Init:
     slot: int
     byteorder: str = sys.byteorder  # of the slots' bytes (WIRE-8)
     capabilities: tuple[str, ...] = ()
-    data_plane: dict | None = None  # the network profile's transfers (NET-1); None on a Unix channel
+    data_plane: DataPlane | None = None  # the network profile's transfers (NET-1); None on a Unix channel
 
 
 @dataclass(frozen=True)

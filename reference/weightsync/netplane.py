@@ -31,6 +31,7 @@ import torch.distributed as dist
 
 from . import limits
 from .clock import Clock, Deadline, monotonic
+from .messages import DataPlane
 
 log = logging.getLogger("weightsync")
 
@@ -86,10 +87,10 @@ class Store:
     def close(self) -> None:
         self.store = None  # the TCPStore's server ends with its last reference, and frees what was written
 
-    def data_plane(self, advertised_host: str, nbytes: int) -> dict:
+    def data_plane(self, advertised_host: str, nbytes: int) -> DataPlane:
         """Init's `data_plane` for the incarnation this store serves: a fresh prefix (NET-1)."""
-        return {"backend": BACKEND, "store": f"{advertised_host}:{self.port}", "prefix": secrets.token_hex(16),
-                "nbytes": nbytes, "timeout_ms": _ms(self.transfer_timeout), "lease_ms": _ms(self.lease)}
+        return DataPlane(BACKEND, f"{advertised_host}:{self.port}", secrets.token_hex(16), nbytes,
+                         _ms(self.transfer_timeout), _ms(self.lease))
 
 
 class Lane:
@@ -106,12 +107,12 @@ class Lane:
     and drops the group.
     """
 
-    def __init__(self, store: Store, plane: dict, hostname: str, failed: Callable[[str], None],
+    def __init__(self, store: Store, plane: DataPlane, hostname: str, failed: Callable[[str], None],
                  clock: Clock = monotonic):
         self._clock = clock  # NET-5's join wait
         self._queue: queue.SimpleQueue[tuple[int, torch.Tensor] | None] = queue.SimpleQueue()
         self._store = store
-        self._args = (plane["prefix"], hostname, plane["timeout_ms"] / 1000)
+        self._args = (plane.prefix, hostname, plane.timeout)
         self._failed = failed
         self._stop = threading.Event()  # set by close(): stop looking for a receiver that has not joined
         # Set by close(abort=True) before it looks at _group, read by the thread after it sets _group:
@@ -205,13 +206,13 @@ class Inbound:
     reads; at most `limit` exist.
     """
 
-    def __init__(self, plane: dict, hostname: str, timeout: float, limit: int = 4):
-        host, _, port = plane["store"].rpartition(":")
+    def __init__(self, plane: DataPlane, hostname: str, timeout: float, limit: int = 4):
+        host, port = plane.store_address
         store = _client(host.strip("[]"), int(port), timeout)
-        dist.PrefixStore(plane["prefix"], store).set(JOINED, "1")  # the sender builds its side now (NET-2)
-        self.nbytes = plane["nbytes"]
-        self.timeout = plane["timeout_ms"] / 1000
-        self.group: dist.ProcessGroupGloo | None = _group(store, plane["prefix"], 1, hostname,
+        dist.PrefixStore(plane.prefix, store).set(JOINED, "1")  # the sender builds its side now (NET-2)
+        self.nbytes = plane.nbytes
+        self.timeout = plane.timeout
+        self.group: dist.ProcessGroupGloo | None = _group(store, plane.prefix, 1, hostname,
                                                            min(self.timeout, max(timeout, 0.001)))
         self.buffers: list[torch.Tensor] = []
         self.limit = limit

@@ -13,6 +13,7 @@ import torch
 
 from . import layout
 from .messages import Entry
+from .profiles import UNIX, Profile
 
 #: A slot device as `devices` may name it: "cuda:1", torch.device("cpu"), or a CUDA index (CUDA-1).
 DeviceLike: TypeAlias = str | int | torch.device
@@ -65,16 +66,13 @@ def slot_dtypes(dtypes: torch.dtype | Sequence[torch.dtype | None] | Callable[[i
 
 
 def slot_devices(devices: Sequence[DeviceLike] | Callable[[int], DeviceLike] | None, n: int,
-                  source: torch.device, network: bool = False) -> list[torch.device]:
-    """The slot device of each receiver: `devices[i]`, `devices(i)`, or the weights' device (CUDA-1); for a sender
-    that listens on TCP, the CPU (NET-7)."""
+                  source: torch.device, profile: Profile = UNIX) -> list[torch.device]:
+    """The slot device of each receiver: `devices[i]`, `devices(i)`, or `source`, each one that `profile` allows
+    (CUDA-1; a sender that listens on TCP, the CPU, NET-7)."""
     wanted: list[DeviceLike] = [source] * n if devices is None else per_receiver(devices, n, "devices")
     out = []
     for d in map(torch.device, wanted):
-        if network and d.type != "cpu":
-            raise ValueError(f"slot device {d} requested, but a sender that listens on tcp:// keeps its slots on the "
-                             "CPU: the network carries host memory, and a worker copies into a target on its GPU "
-                             "(NET-7). Leave devices= out")
+        profile.check_slot_device(str(d))
         if d.type == "cuda":
             if not torch.cuda.is_available():
                 raise ValueError(f"slot device {d} requested, but CUDA is not available here")

@@ -1,10 +1,11 @@
 """Where a receiver's next version comes from: its Unix channel, or the network profile's data plane.
 
-The receiver has one applier (its push thread, or poll()) over one of these. Each
-holds the newest version received and not yet applied, which supersedes an older
-one (ACK-2), and offers the same four calls: `take` (wait, bounded, for a version
-and mark it in use), `untake` (readers held it back: pending again, unless a newer
-came), `applied`, and `close`.
+The receiver has one applier (its push thread, or poll()) over one of these, the one
+its Init's profile names in `SOURCES`. Each holds the newest version received and not
+yet applied, which supersedes an older one (ACK-2), and offers the same calls: `setup`
+(the Init's version, before Ready) and `start` (after it), `take` (wait, bounded, for a
+version and mark it in use), `untake` (readers held it back: pending again, unless a
+newer came), `applied`, and `close`.
 
 ChannelPending reads the Unix channel in the applier's own thread. NetworkPending
 (spec/15-network.md) runs a thread that reads the channel, keeps the lease and
@@ -17,20 +18,23 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import torch
-
-from . import limits, netplane, transport
+from . import devices, limits, netplane, transport
 from .clock import Deadline
 from .errors import RemoteProtocolError
-from .messages import Heartbeat, Init, Receive, SlotInfo, Stop
+from .messages import Heartbeat, Init, Receive, Stop
+from .profiles import NetworkProfile, UnixProfile
 from .receiving import Newest, ReceiverMachine
 from .session import Ended, HeartbeatDue, Message
-from .timers import Liveness
+
+if TYPE_CHECKING:
+    from .applier import Applier
 
 
 class Pending(Protocol):
+    def setup(self, fds: list[int], deadline: Deadline) -> int: ...
+    def start(self, held: int) -> None: ...
     def take(self, deadline: Deadline) -> Receive | None: ...
     def untake(self, msg: Receive) -> None: ...
     def applied(self, msg: Receive, ok: bool) -> None: ...
@@ -40,16 +44,27 @@ class Pending(Protocol):
 class ChannelPending:
     """Versions announced on a Unix channel, read by the thread that applies them.
 
-    `introduce(slots, fds)` maps the slots a Receive brings (WIRE-4); `closing()` says
+    `applier.map` maps the slots an Init or a Receive brings (WIRE-4); `closing()` says
     close() has begun; a byte on `wake_fd` ends a wait.
     """
 
-    def __init__(self, channel: transport.Channel, machine: ReceiverMachine,
-                 introduce: Callable[[tuple[SlotInfo, ...], list[int]], None], closing: Callable[[], bool],
-                 wake_fd: int):
-        self._channel, self._machine = channel, machine
-        self._introduce, self._closing, self._wake_fd = introduce, closing, wake_fd
+    def __init__(self, channel: transport.Channel, machine: ReceiverMachine, init: Init, zero_copy: bool,
+                 applier: Applier, closing: Callable[[], bool], wake_fd: int):
+        self._channel, self._machine, self._init, self._applier = channel, machine, init, applier
+        self._introduce, self._closing, self._wake_fd = applier.map, closing, wake_fd
         self._newest = Newest()  # ACK-2
+
+    def setup(self, fds: list[int], deadline: Deadline) -> int:
+        """Maps the Init's slots, whose handles came with it; returns the slot of its version (INIT-1, WIRE-4).
+        A GPU slot's Init then names the index this process maps that GPU on (CUDA-1)."""
+        init, applier = self._init, self._applier
+        applier.map(init.slots, fds)
+        device = devices.mapped_device(applier.mapped[init.slot])
+        applier.init = init if device is None else devices.with_device(init, device)
+        return init.slot
+
+    def start(self, held: int) -> None:
+        """The applier's own thread reads the channel: nothing to start."""
 
     def take(self, deadline: Deadline) -> Receive | None:
         """The newest Receive not yet applied, reading the channel until `deadline` for one.
@@ -106,21 +121,20 @@ class NetworkPending:
     """
 
     def __init__(self, channel: transport.Channel, machine: ReceiverMachine, init: Init, zero_copy: bool,
-                 mapped: Callable[[int, torch.Tensor], None], answer: Callable[[object], bool],
-                 broken: Callable[[Exception], None], closing: Callable[[], bool], wake_fd: int):
+                 applier: Applier, closing: Callable[[], bool], wake_fd: int):
         assert init.data_plane is not None, "a network Init names its data plane (NET-1)"
         self._channel, self._machine, self._init, self.zero_copy = channel, machine, init, zero_copy
-        self._mapped, self._answer, self._broken = mapped, answer, broken
+        self._mapped, self._answer, self._broken = applier.map_buffer, applier.answer, applier.broken
         self._closing, self._wake_fd = closing, wake_fd
         self._cond = threading.Condition()
         self._newest = Newest()  # ACK-2
         self._applying: int | None = None  # the buffer being applied
         self._held: int | None = None  # the buffer a zero-copy receiver's weights view
-        self._lease = init.data_plane["lease_ms"] / 1000
+        self._lease = init.data_plane.lease
         self._net: netplane.Inbound | None = None
         self._io_thread: threading.Thread | None = None
 
-    def setup(self, deadline: Deadline) -> int:
+    def setup(self, fds: list[int], deadline: Deadline) -> int:
         """Builds the data plane and receives the Init's version; returns the buffer it is in (NET-2)."""
         assert self._init.data_plane is not None, "checked at construction"
         local = self._channel.sock.getsockname()[0]
@@ -135,8 +149,8 @@ class NetworkPending:
         """Starts the channel's thread and the Inbound thread once Ready went out."""
         assert self._net is not None, "called once setup() has run"
         self._held = held if self.zero_copy else None
-        self._channel.session.attach(self._machine, Liveness(self._channel.now(), self._lease,
-                                                             limits.receiver_heartbeat(self._lease)))
+        self._channel.session.attach(self._machine, self._machine.profile.receiver_liveness(self._channel.now(),
+                                                                                            self._lease))
         self._net.start(self._busy, self._arrived, self._failed)
         self._io_thread = threading.Thread(target=self._io, name="weightsync-net-io", daemon=True)
         self._io_thread.start()
@@ -214,8 +228,7 @@ class NetworkPending:
                     net.expect(event.msg.version)
                 elif isinstance(event, Ended):
                     if event.expired:  # a silent sender: stop, and say why (NET-4)
-                        raise RemoteProtocolError(f"the sender: {event.why}", state=self._machine.state.value,
-                                                  event="lease", requirement="NET-4")
+                        raise self._machine.profile.lease_expired(event.why, self._machine.state.value)
                     self._machine.channel_closed()
                     return
                 elif isinstance(event, HeartbeatDue):
@@ -226,3 +239,8 @@ class NetworkPending:
             self._broken(e)
         finally:
             self._notify()
+
+
+#: Where each profile's versions come from (the receiver picks by the profile its Init speaks, NET-1).
+SOURCES: dict[type, type[ChannelPending] | type[NetworkPending]] = {UnixProfile: ChannelPending,
+                                                                     NetworkProfile: NetworkPending}

@@ -13,12 +13,11 @@ blocks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar
 
-from . import limits
 from .errors import ANSWERED_ERROR, DIED, VIOLATION, LocalProtocolError, RemoteProtocolError
 from .messages import OK, PROTOCOL_VERSION, STATUSES, Ack, Heartbeat, Init, Ready, Receive, Stop
 
@@ -134,6 +133,10 @@ class Settled:
 
 
 NOTHING = Settled((), OK, "")  # what a Heartbeat settles (MSG-4)
+
+
+#: What `PeerMachine.handle_to_give` says handle(i) does (LIFE-2, CON-3).
+KEEP, PAIR, REPLACE = "keep", "pair", "replace"
 
 
 class PeerMachine:
@@ -257,6 +260,24 @@ class PeerMachine:
         return self.state in (PeerState.UNCONNECTED, PeerState.CONNECTING)
 
     @property
+    def live(self) -> bool:
+        """Live: a send may go to it (SEND-4), and connect() leaves it as it is (INIT-5)."""
+        return self.state is PeerState.LIVE
+
+    def init_due(self, has_channel: bool) -> bool:
+        """Whether connect() sends it the Init now: unconnected, with a channel to send on (INIT-1); one that joins
+        by URL has none until it joins, and is sent its Init then (RDV-5)."""
+        return self.state is PeerState.UNCONNECTED and has_channel
+
+    def handle_to_give(self, fresh: bool, has_channel: bool) -> str:
+        """What handle(i) gives (LIFE-2, CON-3): KEEP the handle of an unconnected receiver that went to no process
+        yet (`fresh`), PAIR a first channel for an unconnected one that has none (it would join by URL), or
+        REPLACE its channel with a new one, where the table allows "new handle"."""
+        if self.state is PeerState.UNCONNECTED and fresh:
+            return KEEP
+        return PAIR if self.state is PeerState.UNCONNECTED and not has_channel else REPLACE
+
+    @property
     def stoppable(self) -> bool:
         """Whether "send Stop" is a step of the table from here: the sender's close() stops it (LIFE-4)."""
         return (self.state, "send Stop") in SENDER_TABLE
@@ -365,34 +386,7 @@ class PeerMachine:
         return failed
 
 
-def unsendable(machines: Iterable[PeerMachine]) -> tuple[list[PeerMachine], list[int]]:
-    """SEND-4 for a send's targets: those known to have failed or gone (their causes are raised), and the
-    ids of those not connected yet (LocalProtocolError); a send with either consumes no version (VER-2)."""
-    bad = [m for m in machines if m.state is not PeerState.LIVE]
-    if not bad:
-        return [], []
-    return [m for m in bad if m.ended], sorted(m.id for m in bad if not m.ended)
-
-
-def outbox_full(queued: int) -> bool:
-    """SEC-3: a receiver that left more than the outbox limit unread holds a send back (bounded by its timeout)."""
-    return queued > limits.OUTBOX_LIMIT
-
-
-def free_slot(slots: Sequence[int], latest: int | None, pins: Iterable[Iterable[int]]) -> int | None:
-    """The first slot nobody may read, or None (SLOT-2): not the latest, not pending, not held."""
-    taken = {latest}
-    for p in pins:
-        taken.update(p)
-    return next((s for s in slots if s not in taken), None)
-
-
-def readers(slot: int, machines: Iterable[PeerMachine]) -> list[int]:
-    """The receivers that may read `slot` (SLOT-3 names them when none is free)."""
-    return sorted(m.id for m in machines if slot in m.pins())
-
-
 __all__ = [
     "PROTOCOL_VERSION", "PeerState", "ReceiverState", "SENDER_TABLE", "RECEIVER_TABLE", "step",
-    "message_event", "same_major", "Settled", "NOTHING", "PeerMachine", "free_slot", "readers",
+    "message_event", "same_major", "Settled", "NOTHING", "PeerMachine", "KEEP", "PAIR", "REPLACE",
 ]

@@ -18,10 +18,11 @@ from .clock import Deadline
 from .errors import FIX, LocalProtocolError, SyncTimeoutError, receivers_error
 from .future import RESTART_HINT, SendFuture
 from .hub import Hub
-from .messages import PROTOCOL_VERSION, Entry, Init, Receive
+from .messages import Entry
 from .packing import Packed
 from .peers import Peer
-from .protocol import outbox_full, readers, unsendable
+from .profiles import NetworkProfile, UnixProfile
+from .sending import outbox_full, readers, unsendable
 from .slots import CpuSlot, Group, Slot
 
 log = logging.getLogger("weightsync")
@@ -52,14 +53,16 @@ class Publisher:
         # started or already died reads as end of file at once (SEND-3).
         if peer.handle is not None:
             peer.handle.conn.close()
+        assert peer.group.latest is not None, "version 0 is published when a group is made"
+        _INITS[type(peer.profile)](self, peer)
+        self.hub.wake()
+
+    def _send_unix_init(self, peer: Peer) -> None:
+        """Init with the group's slots, their handles beside it (INIT-1, WIRE-4)."""
         group, latest = peer.group, peer.group.latest
         assert latest is not None, "version 0 is published when a group is made"
-        if peer.network:
-            self._send_network_init(peer)
-        else:
-            init = Init(PROTOCOL_VERSION, peer.machine.id, group.manifest, group.infos(), self.version, latest.id)
-            self.hub.write(peer, init, group.handles(group.slots))
-        self.hub.wake()
+        init = peer.profile.init(peer.machine.id, group.manifest, group.infos(), self.version, latest.id)
+        self.hub.write(peer, init, group.handles(peer.profile.introduced(group.slots)))
 
     def _send_network_init(self, peer: Peer) -> None:
         """Init without slots, naming the data plane; the Init's version follows on it (NET-1, NET-2)."""
@@ -71,9 +74,9 @@ class Publisher:
         local = channel.sock.getsockname()[0]
         store = netplane.Store(hub.listener.address.sockaddr[0], hub.transfer_timeout, hub.lease)  # NET-6
         plane = store.data_plane(local, group.nbytes)
-        init = Init(PROTOCOL_VERSION, peer.machine.id, group.manifest, (), self.version, 0,
-                    capabilities=("network",), data_plane=plane)
-        hub.write(peer, init, slot=latest.id, slots=[s.id for s in group.slots])
+        at, known = peer.profile.stands_for(latest.id, [s.id for s in group.slots])
+        hub.write(peer, peer.profile.init(peer.machine.id, group.manifest, group.infos(), self.version, latest.id, plane),
+                  slot=at, slots=known)
         incarnation, ref = peer.machine.incarnation, weakref.ref(hub)
 
         def failed(why: str) -> None:  # weakly: a lane must not keep the sender alive
@@ -134,15 +137,14 @@ class Publisher:
         for i in targets:
             peer = peers[i]
             slot = chosen[peer.group]
-            if peer.network:  # the version follows on the data plane (NET-2)
-                hub.write(peer, Receive(self.version, 0, ()), slot=slot.id, slots=ids[peer.group])
-                if peer.lane is not None:
-                    assert isinstance(slot, CpuSlot), "the network profile carries CPU slots only"
-                    peer.lane.submit(self.version, slot.buffer.tensor)
-                continue
-            new_slots = [hub.pool.by_id(peer.group, sid) for sid in peer.machine.unknown(ids[peer.group])]
-            msg = Receive(self.version, slot.id, tuple(s.info() for s in new_slots))
-            hub.write(peer, msg, peer.group.handles(new_slots))
+            new_slots = [hub.pool.by_id(peer.group, sid)
+                         for sid in peer.profile.introduced(peer.machine.unknown(ids[peer.group]))]
+            msg = peer.profile.receive(self.version, slot.id, tuple(s.info() for s in new_slots))
+            at, known = peer.profile.stands_for(slot.id, ids[peer.group])  # what slot 0 stands for (NET-1)
+            hub.write(peer, msg, peer.group.handles(new_slots), slot=at, slots=known)
+            if peer.lane is not None:  # the version follows on its data plane (NET-2)
+                assert isinstance(slot, CpuSlot), "the network profile carries CPU slots only"
+                peer.lane.submit(self.version, slot.buffer.tensor)
         future._published_after(hub.clock() - started)
         log.debug("published version %d to %s", self.version, targets)
         return future
@@ -204,3 +206,7 @@ class Publisher:
         """`future.wait()`: takes the lock, then waits for the answers."""
         with self.hub.locked(deadline):
             return self.await_answers(future, deadline)
+
+
+#: How each profile's Init goes out: with the slots' handles, or naming a data plane that carries the version.
+_INITS = {UnixProfile: Publisher._send_unix_init, NetworkProfile: Publisher._send_network_init}

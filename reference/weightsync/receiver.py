@@ -34,8 +34,7 @@ from .errors import (
     clip,
 )
 from .messages import ERROR, OK, Ready
-from .pending import ChannelPending, NetworkPending, Pending
-from .protocol import ReceiverState
+from .pending import SOURCES, Pending
 from .receiving import ReceiverMachine
 from .rwlock import ApplyLock, Cancelled, unlock
 from .transport import Handle
@@ -125,18 +124,18 @@ class Receiver:
 
         A pull receiver looks at its channel here, without taking a message, so that a worker
         that polls rarely still sees the trainer close (LIFE-7)."""
-        if self.mode == "pull" and self._machine.state is ReceiverState.LIVE:
+        if self.mode == "pull" and self._machine.live:
             self._notice_end()
         return self._machine.stopped
 
     def _notice_end(self) -> None:
         channel = self._applier.channel
-        if channel is None or isinstance(self._pending, NetworkPending):  # the network's thread reads on its own
+        if channel is None or self._machine.profile.leased:  # a leased channel's own thread reads it (NET-4)
             return
         if not self._io.acquire(blocking=False):  # a poll() is reading: it sees the end itself
             return
         try:
-            if self._machine.state is ReceiverState.LIVE and transport.hung_up(channel.sock):
+            if self._machine.live and transport.hung_up(channel.sock):
                 self._machine.channel_closed()
         finally:
             self._io.release()
@@ -144,7 +143,7 @@ class Receiver:
     @property
     def closed(self) -> bool:
         """True once `close()` was called (LIFE-5)."""
-        return self._machine.state is ReceiverState.CLOSED
+        return self._machine.closed
 
     @property
     def weights(self) -> MappingProxyType[str, torch.Tensor]:
@@ -187,7 +186,7 @@ class Receiver:
         self._check_open()
         deadline = Deadline(timeout, self._clock)
         applier = self._applier
-        if self._machine.state is not ReceiverState.NEW or applier.init is not None:
+        if not self._machine.awaiting_init or applier.init is not None:
             raise LocalProtocolError(f"receiver {self.id} is {self._machine.state.value}; connect() is called once")
         if applier.channel is None:
             assert self._url is not None, "a receiver made without a channel joins by URL"
@@ -204,20 +203,14 @@ class Receiver:
             applier.broken(e)
             raise
         applier.init = msg
-        buffer = msg.slot  # where the Init's version is: a slot, or a buffer filled by the data plane (NET-2)
-        net: NetworkPending | None = None
+        profile = self._machine.profile  # chosen by the machine from the Init (NET-1)
         try:
             self._machine.check_init(msg)  # INIT-2, MSG-2
-            if msg.data_plane is not None:
-                net = NetworkPending(channel, self._machine, msg, self.zero_copy, applier.map_buffer, applier.answer,
-                                     applier.broken, lambda: self._closing, self._wake.r)
-                self._pending = net
-                buffer = net.setup(deadline)
-            else:
-                applier.map(msg.slots, fds)
-                device = devices.mapped_device(applier.mapped[buffer])  # CUDA-1
-                msg = applier.init = msg if device is None else devices.with_device(msg, device)
-            device = devices.target_device(self._target, self.zero_copy) if net is not None else None  # NET-7
+            pending = self._pending = SOURCES[type(profile)](channel, self._machine, msg, self.zero_copy, applier,
+                                                             lambda: self._closing, self._wake.r)
+            buffer = pending.setup(fds, deadline)  # where the Init's version is: a slot, or a data-plane buffer
+            msg = applier.init  # a GPU slot's Init names this process's index of the device (CUDA-1)
+            device = devices.target_device(self._target, self.zero_copy) if profile.host_memory else None  # NET-7
             made = msg if device is None else devices.with_device(msg, device)
             applier.strategy = apply.make(self.id, made, self._target, self.zero_copy, {msg.slot: applier.mapped[buffer]})
             applier.apply(msg.version, buffer)
@@ -231,15 +224,12 @@ class Receiver:
                 [self.id], msg.version, {self.id: detail}, hint=f"the Init's version could not be applied (INIT-6). "
                 f"{FIX}fix what the detail names, then make a new Receiver(...) from a new sender.handle(i) or the URL"
             ) from e
-        caps = ("network",) if msg.data_plane is not None else ()
-        if not applier.answer(Ready(self.id, msg.version, OK, holds_slot=self.zero_copy, capabilities=caps), deadline):
+        ready = Ready(self.id, msg.version, OK, holds_slot=self.zero_copy, capabilities=profile.capabilities)
+        if not applier.answer(ready, deadline):
             raise ClosedError(f"receiver {self.id}: the sender closed during the handshake")
         self._machine.accept_init(msg.version)
         applier.applied(msg.version)
-        if net is not None:
-            net.start(buffer)
-        else:
-            self._pending = ChannelPending(channel, self._machine, applier.map, lambda: self._closing, self._wake.r)
+        pending.start(buffer)
         if self.mode == "push":
             self._thread = threading.Thread(target=applier.run, args=(self._pending,),
                                             name=f"weightsync-receiver-{self.id}", daemon=True)
@@ -306,7 +296,7 @@ class Receiver:
         deadline = Deadline(timeout, self._clock)  # a negative timeout raises ValueError (section 10)
         if self.mode != "pull":
             raise LocalProtocolError("poll() is for mode='pull'; push mode applies in the background")
-        if self._machine.state is ReceiverState.NEW:
+        if self._machine.awaiting_init:
             raise LocalProtocolError(f"receiver {self.id}: call connect() before poll() (SM-R)")
         if self._lock.reading_here():
             raise LocalProtocolError("poll() inside reading() would change the weights being read (CONS-3: it would break CONS-1)")

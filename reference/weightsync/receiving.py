@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from .errors import LocalProtocolError, RemoteProtocolError
 from .messages import OK, PROTOCOL_VERSION, Ack, Heartbeat, Init, Ready, Receive, SlotInfo, Stop
+from .profiles import UNIX, Profile, of_init
 from .protocol import RECEIVER_TABLE, ReceiverState, message_event, same_major, step
 
 
@@ -20,7 +21,7 @@ class ReceiverMachine:
     """A receiver's own state (SM-R-*): which messages it accepts, VER-3 and SLOT-1.
 
     `received` is the newest version it was told, applied or not; `known` the slots
-    whose handles it holds.
+    whose handles it holds; `profile` the one its Init speaks (NET-1).
     """
 
     def __init__(self, rid: int, byteorder: str = sys.byteorder):
@@ -32,6 +33,7 @@ class ReceiverMachine:
         self.offered: int | None = None  # the version of the Init judged, until Ready answers it
         self.answered: int | None = None  # the newest version answered (Ready or Ack): answers only go forward
         self.readied = False
+        self.profile: Profile = UNIX
 
     def _step(self, event: str) -> ReceiverState:
         nxt = RECEIVER_TABLE.get((self.state, event))
@@ -44,6 +46,21 @@ class ReceiverMachine:
     def stopped(self) -> bool:
         """True exactly in stopped, failed and closed (SM-R-8)."""
         return self.state in _ENDED
+
+    @property
+    def live(self) -> bool:
+        """Live: versions may still come, so a pull receiver looks for the sender's end between polls (LIFE-7)."""
+        return self.state is ReceiverState.LIVE
+
+    @property
+    def awaiting_init(self) -> bool:
+        """New: no Init accepted or refused yet; connect() runs here, once, and poll() only after it (SM-R-1)."""
+        return self.state is ReceiverState.NEW
+
+    @property
+    def closed(self) -> bool:
+        """close() ran: every later call raises ClosedError (LIFE-5, LIFE-6)."""
+        return self.state is ReceiverState.CLOSED
 
     def handle(self, msg: object) -> object:
         """Checks a message from the sender against the state and the rules; returns it.
@@ -61,8 +78,8 @@ class ReceiverMachine:
                 raise self._bad(event, "a second Init", "SM-R-7")
             self._introduce(event, msg.slots)
             self.offered = msg.version
-            if msg.data_plane is not None:  # network profile: slot 0 is the data plane (NET-1)
-                self.known.add(0)
+            self.profile = of_init(msg)  # chosen once, here
+            self.known.update(self.profile.data_slots)  # the network's slot 0 is its data plane (NET-1)
             return msg
         if isinstance(msg, Stop):
             self.state = self._step(event)

@@ -29,7 +29,7 @@ from urllib.parse import parse_qs, unquote
 from . import limits, transport, wire
 from .clock import Clock, Deadline, monotonic
 from .errors import RefusedError, RemoteProtocolError, SyncTimeoutError
-from .join import JoinMachine, JoinState
+from .join import JoinMachine
 from .messages import PROTOCOL_VERSION, Hello, Join, Refuse, Welcome
 from .session import Ended
 from .transport import Channel
@@ -266,7 +266,8 @@ class Listener:
         assert isinstance(join, Join), "a joiner's channel lets only Join through (wire.FROM_JOINER)"
         secret = secret_for(self.master, join.receiver)
         why = REFUSED if not self._valid(secret, j, join) else can_join(join.receiver)
-        if j.machine.handle(join, valid=not why) is not JoinState.JOINED:
+        j.machine.handle(join, valid=not why)
+        if not j.machine.joined:
             _refuse(ch, why or REFUSED)
             return False
         try:

@@ -27,7 +27,8 @@ from .hub import Hub
 from .locking import notify_all
 from .messages import Entry
 from .options import DeviceLike
-from .protocol import PeerState
+from .profiles import UNIX, of_scheme
+from .protocol import KEEP, PAIR
 from .publishing import Publisher
 from .rwlock import unlock
 from .slots import SlotPool, slot_bound
@@ -96,8 +97,8 @@ class Sender:
         if len(sources) > 1:
             raise NotImplementedError(f"weights on several devices {sources}; move them to one device first")
         checker = layout.Checker(manifest)
-        network = listen is not None and rendezvous.parse_address(listen).kind == "tcp"
-        targets = options.slot_devices(devices, num_workers, torch.device("cpu" if network else sources[0]), network)
+        profile = of_scheme(rendezvous.parse_address(listen).kind) if listen is not None else UNIX  # its joiners
+        targets = options.slot_devices(devices, num_workers, torch.device(profile.slot_source(sources[0])), profile)
         casts = options.slot_dtypes(dtypes, num_workers, manifest)
         plans = {}  # (slot device, cast) -> (manifest on that device, bytes of one slot)
         for device, cast in dict.fromkeys(zip(targets, casts)):
@@ -194,9 +195,12 @@ class Sender:
             peer = hub.peers[options.check_id(i, len(hub.peers))]
             hub.take_arrived()
             peer.machine.check_handle()  # LIFE-3
-            if peer.machine.state is PeerState.UNCONNECTED and peer.handle is not None and not peer.handle.given:
-                return peer.handle
-            if peer.machine.state is PeerState.UNCONNECTED and peer.channel is None:  # listening: on demand
+            handle = peer.handle
+            todo = peer.machine.handle_to_give(handle is not None and not handle.given, peer.channel is not None)
+            if todo == KEEP:
+                assert handle is not None, "KEEP names a handle no process took"
+                return handle
+            if todo == PAIR:  # listening: on demand
                 return hub.pair(peer)
             hub.replace(peer)
             assert peer.handle is not None, "replace() gave it a new socket pair and its handle"

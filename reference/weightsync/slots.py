@@ -1,7 +1,7 @@
 """Buffer slots on each device, the pool that hands out free ones, and how a receiver maps them.
 
 The pool owns allocation and the choice of a slot to write (SLOT-1..SLOT-3),
-using the pure rule of protocol.free_slot with the pins the receivers' machines
+using the pure rule of sending.free_slot with the pins the receivers' machines
 report. A CPU slot is a sealed memfd mapped into every process; its handle is
 a read-only file descriptor that travels beside the message (WIRE-4, SEC-4). A CUDA slot is one device
 allocation shared through CUDA IPC; its handle is the IPC tuple, plus an
@@ -26,7 +26,7 @@ import torch
 
 from . import layout, limits, shm
 from .messages import Entry, SlotInfo
-from .protocol import free_slot
+from .sending import free_slot
 
 # CUDA slots of senders in this process, by (IPC handle, offset): a process cannot open
 # its own IPC handles, so a receiver in the sender's process looks here first. The handle

@@ -28,6 +28,7 @@ from .messages import (
     TO_RECEIVER,
     TO_SENDER,
     Ack,
+    DataPlane,
     Entry,
     Heartbeat,
     Hello,
@@ -144,7 +145,7 @@ SCHEMA: dict[str, tuple[type, tuple]] = {
     "Init": (Init, (("protocol", _STR), ("receiver", _int), ("manifest", _list(_record(Entry, ENTRY))),
                     ("slots", _list(_record(SlotInfo, SLOTINFO))), ("version", _int), ("slot", _int),
                     ("byteorder", _STR), ("capabilities", _list(_STR), ()),
-                    ("data_plane", _or_nil(_record(dict, DATA_PLANE)), None))),
+                    ("data_plane", _or_nil(_record(DataPlane, DATA_PLANE)), None))),
     "Ready": (Ready, (("receiver", _int), ("version", _int_or_nil), ("status", _STR), ("detail", _text(MAX_DETAIL)),
                       ("holds_slot", _bool), ("protocol", _STR), ("capabilities", _list(_STR), ()))),
     "Receive": (Receive, (("version", _int), ("slot", _int), ("new_slots", _list(_record(SlotInfo, SLOTINFO))))),
@@ -179,10 +180,9 @@ def _build(cls, fields, obj, what):
 
 
 def _plain(value):
-    if isinstance(value, (Entry, SlotInfo)):
-        return _as_map(value, ENTRY if isinstance(value, Entry) else SLOTINFO)
-    if isinstance(value, dict):
-        return {name: value[name] for name, *_ in DATA_PLANE}
+    if isinstance(value, (Entry, SlotInfo, DataPlane)):
+        return _as_map(value, ENTRY if isinstance(value, Entry) else SLOTINFO if isinstance(value, SlotInfo)
+                       else DATA_PLANE)
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     return value

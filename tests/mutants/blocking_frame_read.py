@@ -50,9 +50,9 @@ class _WholeFrameChannel(transport.Channel):
 _use = Hub.use
 
 
-def _use_whole_frames(self, peer, channel, handle, liveness=None):
+def _use_whole_frames(self, peer, channel, handle, *profile):
     channel.__class__ = _WholeFrameChannel
-    _use(self, peer, channel, handle, liveness)
+    _use(self, peer, channel, handle, *profile)
 
 
 Hub.use = _use_whole_frames

@@ -28,9 +28,9 @@ class _ProgressTimerChannel(transport.Channel):
 _use = Hub.use
 
 
-def _use_progress_timer(self, peer, channel, handle, liveness=None):
+def _use_progress_timer(self, peer, channel, handle, *profile):
     channel.__class__ = _ProgressTimerChannel
-    _use(self, peer, channel, handle, liveness)
+    _use(self, peer, channel, handle, *profile)
 
 
 Hub.use = _use_progress_timer

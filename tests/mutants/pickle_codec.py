@@ -48,8 +48,8 @@ def _pickling(channel):
 _use = Hub.use
 
 
-def _use_pickling(self, peer, channel, handle, liveness=None):
-    _use(self, peer, _pickling(channel), handle, liveness)  # after any join, which stays MessagePack
+def _use_pickling(self, peer, channel, handle, *profile):
+    _use(self, peer, _pickling(channel), handle, *profile)  # after any join, which stays MessagePack
 
 
 Hub.use = _use_pickling

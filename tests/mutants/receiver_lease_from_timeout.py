@@ -21,7 +21,7 @@ _init = _pending.NetworkPending.__init__
 @_functools.wraps(_init)
 def _with_the_transfers_bound(self, channel, machine, init, *args, **kwargs):
     _init(self, channel, machine, init, *args, **kwargs)
-    self._lease = init.data_plane["timeout_ms"] / 1000  # BUG: the transfer's bound, not the lease
+    self._lease = init.data_plane.timeout  # BUG: the transfer's bound, not the lease
 
 
 _pending.NetworkPending.__init__ = _with_the_transfers_bound

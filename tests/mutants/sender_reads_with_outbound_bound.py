@@ -21,9 +21,9 @@ KILLED_BY = ("conformance/test_wire.py::test_a_receiver_that_breaks_the_wire_is_
 _use = Hub.use
 
 
-def _use_outbound_bound(self, peer, channel, handle, liveness=None):
+def _use_outbound_bound(self, peer, channel, handle, *profile):
     channel.session._reader.max_frame = wire.MAX_TO_RECEIVER  # BUG: the bound of the other direction
-    _use(self, peer, channel, handle, liveness)
+    _use(self, peer, channel, handle, *profile)
 
 
 Hub.use = _use_outbound_bound

@@ -21,7 +21,7 @@ def _publish_to_everyone(self, weights, workers, deadline):
     future = _publish(self, weights, workers, deadline)
     hub = self.hub
     for peer in hub.peers:  # BUG: the others too
-        if peer.machine.id in future.workers or peer.machine.state is not PeerState.LIVE or peer.network:
+        if peer.machine.id in future.workers or peer.machine.state is not PeerState.LIVE or peer.profile.leased:
             continue
         slot = peer.group.latest
         new_slots = [hub.pool.by_id(peer.group, sid) for sid in peer.machine.unknown(s.id for s in peer.group.slots)]

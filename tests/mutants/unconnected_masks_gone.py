@@ -10,8 +10,8 @@ Seam: Publisher.check_targets, with its two refusals in the other order.
 from weightsync import *
 from weightsync import CAPABILITIES, __all__  # noqa: F401
 from weightsync.errors import LocalProtocolError
-from weightsync.protocol import unsendable
 from weightsync.publishing import Publisher
+from weightsync.sending import unsendable
 
 VIOLATES = "SEND-4"
 KILLED_BY = ("conformance/test_failures.py::test_a_refused_send_names_its_gone_and_failed_targets_whatever_else_it_targets",)
