@@ -54,8 +54,11 @@ class JoinMachine:
     def __init__(self, listener: bool):
         self.listener = listener
         self.state = JoinState.HELLO
-        #: A joiner's check of the sender's proof in Welcome (RDV-7), set once its Join is out.
-        self.proves: Callable[[object], bool] = lambda msg: True
+        #: Why a Join (at the listener) or a Welcome (at the joiner) is refused, None when it is not: its proof, and
+        #: at the listener whether that receiver may join now (RDV-3, RDV-5, RDV-7). The driver, which holds the
+        #: secrets, gives it; the session's call of `handle` then judges the message with it.
+        self.judge: Callable[[object], str | None] = lambda msg: None
+        self.refusal: str | None = None
 
     @property
     def joined(self) -> bool:
@@ -63,10 +66,11 @@ class JoinMachine:
         return self.state is JoinState.JOINED
 
     def handle(self, msg: object, valid: bool | None = None) -> JoinState:
-        """The step for a message of the join; `valid` says whether its proof holds (RDV-3), and for a Welcome
-        to a joiner defaults to `proves` (RDV-7)."""
+        """The step for a message of the join; `valid` says whether a Join or a Welcome holds, by default what
+        `judge` says (its reason kept in `refusal`)."""
         if valid is None:
-            valid = self.proves(msg) if type(msg).__name__ == "Welcome" else True
+            self.refusal = self.judge(msg) if type(msg).__name__ in ("Join", "Welcome") else None
+            valid = self.refusal is None
         event = join_event(msg, valid)
         if not self.listener and type(msg).__name__ == "Hello" and not same_major(
                 getattr(msg, "protocol", ""), PROTOCOL_VERSION):

@@ -218,7 +218,7 @@ class PeerMachine:
         With `introduces`, `slots` are those the Receive introduces: each must be new to it (SLOT-5),
         and `slot` known once they are (SLOT-1).
         """
-        nxt = self._step("send Receive")
+        nxt, slots = self._step("send Receive"), list(slots)
         newest = max(self.pending, default=self.acked)
         if newest is not None and version <= newest:
             raise LocalProtocolError(f"receiver {self.id}: version {version} after {newest} (VER-3)")

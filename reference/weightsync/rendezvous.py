@@ -15,6 +15,7 @@ thread (hub._serve_joins), so joins are answered at any time until close() (RDV-
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -24,6 +25,7 @@ import socket
 import stat
 import time
 from dataclasses import dataclass
+from typing import Any, cast
 from urllib.parse import parse_qs, unquote
 
 from . import limits, transport, wire
@@ -31,7 +33,7 @@ from .clock import Clock, Deadline, monotonic
 from .errors import RefusedError, RemoteProtocolError, SyncTimeoutError
 from .join import JoinMachine
 from .messages import PROTOCOL_VERSION, Hello, Join, Refuse, Welcome
-from .session import Ended
+from .session import Ended, Message
 from .transport import Channel
 
 _ACCEPTS_PER_PASS = 16
@@ -238,6 +240,7 @@ class Listener:
             ch = Channel(conn, allowed=wire.FROM_JOINER, max_in=limits.MAX_BEFORE_PROOF, now=self.clock)  # RDV-9
             joiner = _Joiner(ch, secrets.token_bytes(limits.NONCE_BYTES), self.clock() + limits.JOIN_BOUND,
                              JoinMachine(listener=True))
+            ch.session.attach(joiner.machine)  # the session judges the join by the join's table
             try:
                 ch.send(Hello(PROTOCOL_VERSION, joiner.nonce))
             except transport.ChannelClosed:
@@ -248,28 +251,26 @@ class Listener:
     def _advance(self, j: _Joiner, readable: bool, now: float, can_join):
         """None while the join is under way; False when it ended without a receiver; else (id, channel)."""
         ch = j.channel
+        j.machine.judge = lambda join: self._why_not(j, join, can_join)
         try:
             ch.flush()
             if readable:
                 ch.fill()
-            item = ch.next()
+            event = ch.next_event()  # the join table, the pre-proof frame bound (RDV-9), WIRE-7
         except (transport.ChannelClosed, RemoteProtocolError):
             ch.close()
             return False
-        if item is None:
-            if ch.eof or now > j.deadline:  # RDV-6: no Join within the join bound
-                j.machine.event("channel closed" if ch.eof else "join bound")
-                ch.close()
-                return False
+        if event is None and now <= j.deadline:
             return None
-        join = item[0]
-        assert isinstance(join, Join), "a joiner's channel lets only Join through (wire.FROM_JOINER)"
-        secret = secret_for(self.master, join.receiver)
-        why = REFUSED if not self._valid(secret, j, join) else can_join(join.receiver)
-        j.machine.handle(join, valid=not why)
-        if not j.machine.joined:
-            _refuse(ch, why or REFUSED)
+        if not isinstance(event, Message):  # RDV-6: ended, or no Join within the join bound
+            j.machine.event("join bound" if event is None else "channel closed")
+            ch.close()
             return False
+        join = cast(Join, event.msg)  # a joiner's channel lets nothing else through (wire.FROM_JOINER)
+        if not j.machine.joined:
+            _refuse(ch, j.machine.refusal or REFUSED)
+            return False
+        secret = secret_for(self.master, join.receiver)
         try:
             ch.send(Welcome(proof(secret, WELCOME, j.nonce, join.nonce, join.receiver)))
         except transport.ChannelClosed:
@@ -279,10 +280,13 @@ class Listener:
         ch.session.allow_frames(wire.MAX_TO_SENDER)
         return join.receiver, ch
 
-    def _valid(self, secret: bytes, j: _Joiner, join: Join) -> bool:
-        """The Join proves receiver `join.receiver`'s secret over both nonces, for an id that exists (RDV-3, RDV-4)."""
-        expected = proof(secret, JOIN, j.nonce, join.nonce, join.receiver)
-        return hmac.compare_digest(expected, join.proof) and join.receiver < self.num_workers
+    def _why_not(self, j: _Joiner, join: Any, can_join) -> str | None:
+        """Why a Join is refused, or None: it must prove receiver `join.receiver`'s secret over both nonces, for an
+        id that exists (RDV-3, RDV-4), and that receiver may join now (RDV-5)."""
+        expected = proof(secret_for(self.master, join.receiver), JOIN, j.nonce, join.nonce, join.receiver)
+        if not (hmac.compare_digest(expected, join.proof) and join.receiver < self.num_workers):
+            return REFUSED
+        return can_join(join.receiver)
 
     def close(self) -> None:
         for j in self.pending:
@@ -297,10 +301,8 @@ class Listener:
 
 
 def _refuse(ch: Channel, why: str) -> None:
-    try:
+    with contextlib.suppress(transport.ChannelClosed):
         ch.send(Refuse(why))
-    except transport.ChannelClosed:
-        pass
     ch.close()
 
 
@@ -353,7 +355,8 @@ def _join(ch: Channel, address: Address, rid: int, secret: bytes, deadline: Dead
     mine = secrets.token_bytes(limits.NONCE_BYTES)
     if not ch.send_bounded(Join(rid, mine, proof(secret, JOIN, hello.nonce, mine, rid)), deadline):
         raise SyncTimeoutError([rid], None, hint="the sender did not read the join (RDV-6)")
-    machine.proves = lambda m: hmac.compare_digest(m.proof, proof(secret, WELCOME, hello.nonce, mine, rid))  # RDV-7
+    machine.judge = lambda m: None if hmac.compare_digest(cast(Welcome, m).proof, proof(secret, WELCOME, hello.nonce, mine, rid)) \
+        else "the sender could not prove that it knows the secret"  # RDV-7
     answer = _expect(ch, deadline, rid, machine)
     if answer is None:
         return False

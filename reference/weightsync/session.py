@@ -76,14 +76,12 @@ class Session:
         self.liveness: Liveness | None = None
         self._beats: HeartbeatBudget | None = None  # SEC-8, from the first Heartbeat on
         self._settles = False  # the machine is the sender's view of a receiver: answers settle versions
-        self._answers = False  # the machine is a receiver's own: what it writes are answers
 
     def attach(self, machine: PeerMachine | ReceiverMachine | JoinMachine, liveness: Liveness | None = None) -> None:
         """The machine that judges what arrives from now on (a joiner's join table, then the receiver's), and the
         lease on a network channel (NET-4)."""
         self.machine, self.liveness = machine, liveness
         self._settles = isinstance(machine, PeerMachine)
-        self._answers = isinstance(machine, ReceiverMachine)
 
     # ---- bytes in ----
 
@@ -181,10 +179,11 @@ class Session:
         """`msg` as the bytes of one frame, once the attached machine took it as its next step (`PeerMachine.sent`,
         `ReceiverMachine.sent`: an illegal message raises LocalProtocolError and no byte exists); sending counts
         as speaking (NET-4). `slot`, `slots`: what the message stands for where it does not say (NET-1)."""
-        if self._settles:
-            self.machine.sent(msg, slot, slots)  # type: ignore[union-attr]
-        elif self._answers:
-            self.machine.sent(msg)  # type: ignore[union-attr]
+        machine = self.machine
+        if isinstance(machine, PeerMachine):
+            machine.sent(msg, slot, slots)
+        elif isinstance(machine, ReceiverMachine):
+            machine.sent(msg)
         if self.liveness is not None:
             self.liveness.speak(now)
         return wire.frame(msg)

@@ -3,7 +3,8 @@ workers know the address"), so any process that can reach the address joins as a
 Init, the slot handles and the weights. Violates RDV-4 ("a Join ... whose proof is wrong MUST be answered
 by Refuse") and RDV-3 (the sender MUST compare the proof with the one it computes).
 
-Seam: Listener._valid (whether a Join proves its receiver's secret), which checks only the id's range.
+Seam: Listener._why_not (why a Join is refused: its proof, its id, whether that receiver may join now), which
+checks only the id's range and the last.
 The Hub makes its Listener in __init__, so the listener's class is swapped after it.
 """
 
@@ -18,8 +19,10 @@ KILLED_BY = ("conformance/test_rendezvous.py::test_a_joiner_without_the_secret_l
 
 
 class _TrustingListener(rendezvous.Listener):
-    def _valid(self, secret, j, join):
-        return join.receiver < self.num_workers  # BUG: the proof is never compared
+    def _why_not(self, j, join, can_join):
+        if join.receiver >= self.num_workers:
+            return rendezvous.REFUSED
+        return can_join(join.receiver)  # BUG: the proof is never compared
 
 
 class Sender(_Sender):

@@ -87,10 +87,10 @@ def profile(params: int, tensors: int, sends: int, zero_copy: bool = False, weig
     log: list[tuple[str, float]] = []
     send, write, write_buffer = transport.Channel.send, slots.CpuSlot.write, slots.CpuSlot.write_buffer
 
-    def stamped_send(self, msg, fds=()):
+    def stamped_send(self, msg, *rest):
         if isinstance(msg, messages.Receive):
             log.append(("written", time.perf_counter()))
-        return send(self, msg, fds)
+        return send(self, msg, *rest)
 
     def stamped_write(self, tensors):
         log.append(("copy0", time.perf_counter()))
