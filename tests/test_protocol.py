@@ -430,9 +430,9 @@ def test_the_join_machines_follow_table_14_1():
     listener = JoinMachine(listener=True)
     assert listener.handle(Join(0, b"n" * 32, b"p" * 32), valid=False) is JoinState.ENDED
     listener = JoinMachine(listener=True)
-    assert listener.handle(Join(0, b"n" * 32, b"p" * 32)) is JoinState.JOINED
+    assert listener.handle(Join(0, b"n" * 32, b"p" * 32), valid=True) is JoinState.JOINED
     with pytest.raises(RemoteProtocolError):
-        listener.handle(Join(0, b"n" * 32, b"p" * 32))  # a second Join
+        listener.handle(Join(0, b"n" * 32, b"p" * 32), valid=True)  # a second Join
     assert JoinMachine(listener=True).event("join bound") is JoinState.ENDED
 
 

@@ -219,3 +219,62 @@ def test_a_receiver_answers_each_init_once_and_acks_only_what_it_received_going_
         session.send(Ack(0, 4, OK), 0.0)  # answered already
     session.send(Ack(0, 5, OK), 0.0)
     assert machine.answered == 5
+
+
+# ---- found by review: a close in another thread, a closed channel, a join judged with no judge ----
+
+
+def test_a_ready_after_close_is_the_end_of_the_channel_not_a_protocol_error():
+    """LIFE-6: close() in another thread during connect() closes the channel and the machine; the handshake's
+    Ready then finds the receiver gone (False: connect() raises ClosedError), never LocalProtocolError."""
+    import os
+    import socket
+
+    from weightsync import transport
+    from weightsync.applier import Applier
+    from weightsync.clock import monotonic
+    from weightsync.rwlock import ApplyLock
+
+    a, b = socket.socketpair()
+    ch = transport.Channel(a, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER, takes_handles=True)
+    machine = ReceiverMachine(0)
+    ch.session.attach(machine)
+    r, w = os.pipe()
+    socket.send_fds(b, [wire.frame(Init("1.1", 0, (), (SLOT,), 3, 0))], [r])  # the slot's handle beside it
+    os.close(r), os.close(w)
+    ch.fill()
+    assert isinstance(ch.next_event(), Message)
+    applier = Applier(0, ch, machine, ApplyLock(), None, monotonic, lambda: True)
+    ch.close()
+    machine.close()
+    assert applier.answer(Ready(0, 3, OK)) is False
+    assert applier.answer(Ready(0, None, "error", "refused")) is False
+    b.close()
+
+
+def test_the_pump_ends_at_once_on_a_channel_closed_here():
+    """A channel another thread closed (after a violation, at close()) ends the wait at once: no spin on the
+    closed descriptor until the deadline."""
+    import socket
+    import time
+
+    from weightsync import transport
+    from weightsync.clock import Deadline
+
+    a, b = socket.socketpair()
+    ch = transport.Channel(a, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER, takes_handles=True)
+    ch.session.attach(ReceiverMachine(0))
+    ch.close()
+    start = time.monotonic()
+    assert isinstance(ch.wait_event(Deadline(3.0)), Ended)
+    assert time.monotonic() - start < 1.0
+    b.close()
+
+
+def test_a_join_judged_before_anyone_gave_a_judge_is_refused():
+    """RDV-3, RDV-7: a JoinMachine holds no secret; until its driver says how to judge a proof, none holds."""
+    from weightsync.join import JoinMachine, JoinState
+    from weightsync.messages import Join
+
+    listener = JoinMachine(listener=True)
+    assert listener.handle(Join(0, b"n" * 16, b"p" * 32)) is JoinState.ENDED and listener.refusal

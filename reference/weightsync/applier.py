@@ -18,7 +18,7 @@ import torch
 
 from . import apply, layout, limits, transport, wire
 from .clock import Clock, Deadline
-from .errors import RemoteProtocolError, clip
+from .errors import LocalProtocolError, RemoteProtocolError, clip
 from .messages import ERROR, OK, Ack, Init, Receive, SlotInfo
 from .pending import Pending
 from .receiving import ReceiverMachine
@@ -66,6 +66,9 @@ class Applier:
                                             state=self._machine.state.value, event="send", requirement="SEC-3"))
         except transport.ChannelClosed:
             self._machine.channel_closed()
+        except LocalProtocolError:  # close() in another thread closed the machine before the channel's check
+            if not (self._closing() or ch.closed):
+                raise
         return False
 
     def map(self, slots: Iterable[SlotInfo], fds: list[int]) -> None:

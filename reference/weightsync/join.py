@@ -57,7 +57,7 @@ class JoinMachine:
         #: Why a Join (at the listener) or a Welcome (at the joiner) is refused, None when it is not: its proof, and
         #: at the listener whether that receiver may join now (RDV-3, RDV-5, RDV-7). The driver, which holds the
         #: secrets, gives it; the session's call of `handle` then judges the message with it.
-        self.judge: Callable[[object], str | None] = lambda msg: None
+        self.judge: Callable[[object], str | None] = lambda msg: "refused: no proof can be judged here yet"
         self.refusal: str | None = None
 
     @property
@@ -86,7 +86,7 @@ class JoinMachine:
         mine = event in _LISTENER_EVENTS if self.listener else event not in _LISTENER_ONLY
         nxt = JOIN_TABLE.get((self.state, event)) if mine else None
         if nxt is None:
-            rule = "RDV-7" if event == "recv Welcome(invalid)" else "RDV-3"
+            rule = "RDV-7" if event == "recv Welcome(invalid)" and self.state is JoinState.JOINING else "RDV-3"
             text = ("the sender could not prove that it knows the secret" if rule == "RDV-7"
                     else f"{event[5:] if event.startswith('recv ') else event} during the join, in state {self.state.value}")
             self.state = JoinState.ENDED

@@ -27,7 +27,7 @@ from collections import deque
 from . import clock
 from .clock import Deadline, millis
 from .errors import LocalProtocolError, RemoteProtocolError
-from .session import Session
+from .session import Ended, Session
 from .timers import FrameTimer
 
 _READ = 256 * 1024  # bytes read from one peer per pass, so one peer cannot starve the others
@@ -218,6 +218,8 @@ class Channel:
         """
         items: list = [self] if wake_fd is None else [self, wake_fd]
         while True:
+            if self.closed:  # here, by another thread (close(), a violation): its descriptor polls ready forever
+                return Ended("the channel was closed on this side")
             event = self.next_event()
             if event is not None:
                 return event
@@ -225,9 +227,9 @@ class Channel:
             ready = readable(items, deadline.left() if timer is None else deadline.cap(timer))
             if self in ready:
                 self.fill()
-            elif ready:
+            if len(ready) > (self in ready):
                 return None  # woken: the caller looks at why
-            elif deadline.expired():
+            if deadline.expired():
                 return self.next_event()  # a bound that fell due with the deadline is still judged
 
     def send_bounded(self, msg: object, deadline: Deadline) -> bool:
