@@ -278,3 +278,19 @@ def test_a_join_judged_before_anyone_gave_a_judge_is_refused():
 
     listener = JoinMachine(listener=True)
     assert listener.handle(Join(0, b"n" * 16, b"p" * 32)) is JoinState.ENDED and listener.refusal
+
+
+def test_a_join_is_a_phase_of_the_session():
+    """RDV-9: before the sender proved the secret, a joiner's session takes only the listener's messages in small
+    frames; the Welcome that proves it switches the session itself to the sender's messages and WIRE-2's bound."""
+    from weightsync.join import JoinMachine
+    from weightsync.messages import Hello, Welcome
+
+    session, machine = Session(wire.FROM_LISTENER, limits.MAX_BEFORE_PROOF), JoinMachine(listener=False)
+    session.attach(machine)
+    session.receive_data(wire.frame(Hello("1.1", b"n" * 32)), [], 0.0)
+    assert isinstance(session.next_event(0.0), Message) and session.allowed == wire.FROM_LISTENER
+    machine.judge = lambda msg: None  # the proof holds
+    session.receive_data(wire.frame(Welcome(b"p" * 32)), [], 0.0)
+    assert isinstance(session.next_event(0.0), Message)
+    assert session.allowed == wire.FROM_SENDER and session._reader.max_frame == wire.MAX_TO_RECEIVER

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 
+from . import wire
 from .errors import RemoteProtocolError
 from .messages import PROTOCOL_VERSION
 from .protocol import same_major
@@ -59,6 +60,11 @@ class JoinMachine:
         #: secrets, gives it; the session's call of `handle` then judges the message with it.
         self.judge: Callable[[object], str | None] = lambda msg: "refused: no proof can be judged here yet"
         self.refusal: str | None = None
+
+    def after(self) -> tuple[tuple, int]:
+        """What the connection carries once joined: the other side's messages of Part I, in frames up to WIRE-2's
+        bound instead of the small one before the proof (RDV-9). The session switches to it by itself."""
+        return (wire.FROM_RECEIVER, wire.MAX_TO_SENDER) if self.listener else (wire.FROM_SENDER, wire.MAX_TO_RECEIVER)
 
     @property
     def joined(self) -> bool:

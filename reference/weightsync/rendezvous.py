@@ -276,9 +276,7 @@ class Listener:
         except transport.ChannelClosed:
             ch.close()
             return False
-        ch.allowed = wire.FROM_RECEIVER
-        ch.session.allow_frames(wire.MAX_TO_SENDER)
-        return join.receiver, ch
+        return join.receiver, ch  # its session now takes a receiver's messages, in frames up to WIRE-2's bound
 
     def _why_not(self, j: _Joiner, join: Any, can_join) -> str | None:
         """Why a Join is refused, or None: it must prove receiver `join.receiver`'s secret over both nonces, for an
@@ -330,9 +328,7 @@ def dial(url: str, deadline: Deadline) -> tuple[Channel, int]:
         ch = Channel(sock, allowed=wire.FROM_LISTENER, max_in=limits.MAX_BEFORE_PROOF,
                      takes_handles=address.carries_handles, now=deadline.clock)
         try:
-            if _join(ch, address, rid, secret, deadline):
-                ch.allowed = wire.FROM_SENDER
-                ch.session.allow_frames(wire.MAX_TO_RECEIVER)
+            if _join(ch, address, rid, secret, deadline):  # its session now takes the sender's, in big frames
                 return ch, rid
         except BaseException:
             ch.close()

@@ -76,12 +76,14 @@ class Session:
         self.liveness: Liveness | None = None
         self._beats: HeartbeatBudget | None = None  # SEC-8, from the first Heartbeat on
         self._settles = False  # the machine is the sender's view of a receiver: answers settle versions
+        self._joining = False  # the machine is a join's: once joined, the channel's allowed messages and bound change
 
     def attach(self, machine: PeerMachine | ReceiverMachine | JoinMachine, liveness: Liveness | None = None) -> None:
         """The machine that judges what arrives from now on (a joiner's join table, then the receiver's), and the
         lease on a network channel (NET-4)."""
         self.machine, self.liveness = machine, liveness
         self._settles = isinstance(machine, PeerMachine)
+        self._joining = isinstance(machine, JoinMachine)
 
     # ---- bytes in ----
 
@@ -90,10 +92,6 @@ class Session:
         if fds:
             self._fds.extend(fds)
         self.frame.update(self._reader.partial, now)
-
-    def allow_frames(self, max_in: int) -> None:
-        """The peer proved the secret: frames up to `max_in` from now on (RDV-9), WIRE-2's bound."""
-        self._reader.max_frame = max_in
 
     def receive_eof(self) -> None:
         self.eof = True
@@ -159,6 +157,9 @@ class Session:
             except RemoteProtocolError:
                 self.orphans.extend(fds)
                 raise
+            if self._joining and machine.joined:  # type: ignore[union-attr]  # the join's last step (RDV-9)
+                self.allowed, self._reader.max_frame = machine.after()  # type: ignore[union-attr]
+                self._joining = False
             if type(msg) is not Heartbeat:
                 return Message(msg, fds)
         if self.eof:
