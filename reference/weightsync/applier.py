@@ -71,6 +71,17 @@ class Applier:
                 raise
         return False
 
+    def release(self) -> None:
+        """At close, with the apply thread ended: zero-copy weights become own copies before the sender may reuse
+        their slot (LIFE-5), then the channel closes and every slot is unmapped."""
+        if self.strategy is not None and self.version is not None:
+            self.strategy.detach()
+        if self.channel is not None:
+            self.channel.close()
+        self.views.clear()  # the slot views: zero-copy weights are own copies now (detach)
+        while self.mapped:  # one at a time: a connect() in another thread may still be adding
+            self.mapped.popitem()[1].close()
+
     def map(self, slots: Iterable[SlotInfo], fds: list[int]) -> None:
         """Maps the slots a message introduces; CPU slots' handles came with it, in list order (WIRE-4)."""
         init, handles = self.init, iter(fds)

@@ -355,14 +355,8 @@ class Receiver:
             self._pending.close(bound)
         self._io.acquire(timeout=bound.left() or 0.0)  # a poll() elsewhere leaves its wait first
         try:
-            if self._applier.strategy is not None and self._applier.version is not None:
-                self._applier.strategy.detach()  # zero-copy: own copies before the sender may reuse the slot (LIFE-5)
-            if self._applier.channel is not None:
-                self._applier.channel.close()
+            self._applier.release()
             self._wake.close()
-            self._applier.views.clear()  # the slot views: zero-copy weights are own copies now (detach)
-            while self._applier.mapped:  # one at a time: a connect() in another thread may still be adding
-                self._applier.mapped.popitem()[1].close()
             self._machine.close()
         finally:
             # Not taken in time: a poll() that an exception interrupted left it held (LIFE-9); free it for good.
