@@ -571,11 +571,10 @@ def test_sender_close_is_bounded_as_a_whole_not_wait_by_wait(weights, monkeypatc
     """LIFE-4/LIFE-9: close() waits for a lock a call left held, then for the listener thread to end; each wait
     had its own bound, so together they could pass the reaction bound. Scaled down here: a lock nobody releases
     and a listener thread that does not end must still leave close() within REACTION_BOUND."""
-    from weightsync import limits
-    from weightsync import sender as sender_module
+    from weightsync import helper, limits
 
     monkeypatch.setattr(limits, "REACTION_BOUND", 1.0)
-    monkeypatch.setattr(sender_module, "_CLOSE_LOCK_WAIT", 0.4)
+    monkeypatch.setattr(helper, "CLOSE_LOCK_WAIT", 0.4)
     s = ws.Sender(weights, 1)
     stuck = threading.Event()
     s._hub.mu.acquire()  # as a call interrupted by Ctrl-C leaves it

@@ -10,14 +10,18 @@ weakly and ends with it.
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import select
 import threading
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import limits, netplane
-from .clock import millis
+from .clock import Deadline, millis
+from .locking import notify_all
+from .rwlock import unlock
 
 if TYPE_CHECKING:
     from .hub import Hub
@@ -25,8 +29,12 @@ if TYPE_CHECKING:
     from .peers import Peer
     from .slots import SlotPool
 
+log = logging.getLogger("weightsync")
+
 #: How long the helper thread waits for the lock, or for a polling caller, before it looks at its stop pipe again.
 LOCK_WAIT = 0.5
+#: The most close() waits for the lock, and then for a polling caller, within its one bound (LIFE-9).
+CLOSE_LOCK_WAIT = 2.0
 _RDHUP = getattr(select, "POLLRDHUP", 0x2000)
 #: The helper threads running, with their hubs (weakly): ended at interpreter exit (_end_helpers).
 _HELPERS: dict[threading.Thread, weakref.ReferenceType[Hub]] = {}
@@ -41,6 +49,41 @@ def start(hub: Hub, stop_r: int) -> threading.Thread:
     _HELPERS[thread] = ref
     thread.start()
     return thread
+
+
+def close(hub: Hub, settle_rest: Callable[[], None]) -> None:
+    """Sender.close()'s work on its hub, under one bound for every wait (LIFE-9): the lock, bounded (a call an
+    exception interrupted may have left it held: close without it); the answers already here read, then
+    `settle_rest()` (LIFE-8); Stop to every receiver the table lets it stop (LIFE-4); every channel, slot and
+    thread released."""
+    bound = Deadline(0.9 * limits.REACTION_BOUND, hub.clock)
+    locked = hub.mu.acquire(timeout=bound.cap(CLOSE_LOCK_WAIT))
+    if not locked:
+        log.error("sender close: the lock is held by no running call; closing without it")
+    try:
+        if hub.closed and not hub.finalizer.alive:
+            return
+        hub.closed = True
+        hub.wake()
+        if locked:  # without the lock, nobody polls and no answer can be read safely
+            hub.cv.wait_for(lambda: not hub.polling, timeout=bound.cap(CLOSE_LOCK_WAIT))
+            try:
+                hub.take_arrived()  # acks already here settle their versions before the rest fail (LIFE-8)
+            except Exception:  # noqa: BLE001 - close() goes on whatever a channel holds
+                log.debug("sender close: reading the last answers failed", exc_info=True)
+        settle_rest()
+        for peer in hub.peers:
+            hub.stop(peer)
+            if peer.handle is not None:
+                peer.handle.conn.close()
+        release_held(hub.finalizer)  # held above, or waited for long enough already (LIFE-9)
+        if locked:
+            notify_all(hub.cv)
+    finally:
+        unlock(hub.mu)  # ours, or one a call left held: later calls find it free, and the sender closed
+    thread = hub.helper
+    if thread is not None and thread.ident is not None and thread is not threading.current_thread():
+        thread.join(bound.left())
 
 
 def release_when_free(mu: threading.Lock, *resources) -> None:

@@ -47,6 +47,12 @@ class Publisher:
             if future._complete:  # nothing more can settle it
                 del self.futures[version]
 
+    def close_futures(self) -> None:
+        """The sender closed: each future settles with the answers it has; the rest never come (LIFE-8)."""
+        for future in self.futures.values():
+            future._close()
+        self.futures.clear()
+
     def send_init(self, peer: Peer) -> None:
         """The Init that makes a receiver connecting: the group's slots and the latest version (INIT-1, LIFE-1)."""
         # Our copy of their end goes first, so that a receiver that never

@@ -11,26 +11,22 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.context import BaseContext
 
 import torch
 
-from . import connecting, layout, limits, options, rendezvous, wire
+from . import connecting, helper, layout, limits, options, rendezvous, wire
 from .callbacks import weakly
 from .clock import Clock, Deadline, monotonic
 from .errors import LocalProtocolError
 from .future import SendFuture
-from .helper import release_held
 from .hub import Hub
-from .locking import notify_all
 from .messages import Entry
 from .options import DeviceLike
 from .profiles import UNIX, of_scheme
 from .protocol import KEEP, PAIR
 from .publishing import Publisher
-from .rwlock import unlock
 from .slots import SlotPool, slot_bound
 from .transport import Handle
 
@@ -308,40 +304,8 @@ class Sender:
         a version every target had acked completes, the rest fail with ClosedError (LIFE-8).
         It returns within its bound even if a call interrupted by Ctrl-C left the lock held (LIFE-9).
         """
-        hub, publisher = self._hub, self._publisher
-        bound = Deadline(0.9 * limits.REACTION_BOUND, hub.clock)  # one bound for every wait below, not one each (LIFE-9)
-        locked = hub.mu.acquire(timeout=bound.cap(_CLOSE_LOCK_WAIT))
-        if not locked:
-            # Held past any real call's hold: left held by a call an exception interrupted
-            # (a KeyboardInterrupt), or stuck. Close without it, so close() stays bounded (LIFE-9).
-            log.error("sender close: the lock is held by no running call; closing without it")
-        try:
-            if hub.closed and not hub.finalizer.alive:
-                return
-            hub.closed = True
-            hub.wake()
-            if locked:  # without the lock, nobody polls and no answer can be read safely
-                hub.cv.wait_for(lambda: not hub.polling, timeout=bound.cap(_CLOSE_LOCK_WAIT))
-                try:
-                    hub.take_arrived()  # acks already here settle their versions before the rest fail (LIFE-8)
-                except Exception:  # noqa: BLE001 - close() goes on whatever a channel holds
-                    log.debug("sender close: reading the last answers failed", exc_info=True)
-            for future in publisher.futures.values():
-                future._close()
-            publisher.futures.clear()
-            for peer in hub.peers:
-                hub.stop(peer)
-                if peer.handle is not None:
-                    peer.handle.conn.close()
-            release_held(hub.finalizer)  # held above, or waited for long enough already (LIFE-9)
-            if locked:
-                notify_all(hub.cv)
-            log.debug("sender closed at version %d", publisher.version)
-        finally:
-            unlock(hub.mu)  # ours, or one a call left held: later calls find it free, and the sender closed
-        helper = hub.helper
-        if helper is not None and helper.ident is not None and helper is not threading.current_thread():
-            helper.join(bound.left())
+        helper.close(self._hub, self._publisher.close_futures)
+        log.debug("sender closed at version %d", self._publisher.version)
 
     def __enter__(self) -> Sender:
         return self
@@ -356,7 +320,6 @@ class Sender:
 
 #: How long close() waits for the lock, and for a polling call to let go, before it closes without them:
 #: a running call holds the lock for moments (it gives it up to wait), so a longer hold is a lock left held.
-_CLOSE_LOCK_WAIT = 2.0
 
 
 def close_when_all_gone(sender: Sender) -> None:
