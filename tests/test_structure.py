@@ -178,3 +178,11 @@ def test_no_driver_tells_the_profiles_apart_itself():
     drivers = [p for p in MODULES if p.parent == PACKAGE and p.stem not in CORE]
     found = profile_branches(drivers)
     assert not found, f"ask the profile (weightsync.profiles) instead: {found}"
+
+
+def test_no_module_of_the_package_passes_400_lines():
+    """Issue 42: a module that grows past 400 lines holds more than one job; split it by what it holds (the
+    benchmark, a program of its own, is left out)."""
+    long = {p.relative_to(PACKAGE).as_posix(): n for p in MODULES
+            if "bench" not in p.relative_to(PACKAGE).parts and (n := len(p.read_text().splitlines())) > 400}
+    assert not long, f"modules over 400 lines: {long}"
