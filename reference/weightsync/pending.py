@@ -51,7 +51,7 @@ class ChannelPending:
     def __init__(self, channel: transport.Channel, machine: ReceiverMachine, init: Init, zero_copy: bool,
                  applier: Applier, closing: Callable[[], bool], wake_fd: int):
         self._channel, self._machine, self._init, self._applier = channel, machine, init, applier
-        self._introduce, self._closing, self._wake_fd = applier.map, closing, wake_fd
+        self._closing, self._wake_fd = closing, wake_fd
         self._newest = Newest()  # ACK-2
 
     def setup(self, fds: list[int], deadline: Deadline) -> int:
@@ -100,7 +100,7 @@ class ChannelPending:
                 return  # fill() took what the socket held, the deadline passed, or close() woke the wait
             if isinstance(event, Message):
                 if isinstance(event.msg, Receive):
-                    self._introduce(event.msg.new_slots, event.fds)
+                    self._applier.map(event.msg.new_slots, event.fds)
                     self._newest.offer(event.msg)
                 got = True
                 if self._machine.stopped:
