@@ -48,7 +48,10 @@ def follow(url: str, mode: str) -> bool:
         while not receiver.stopped:
             report()
             if mode == "pull":
-                receiver.poll(0.05)
+                try:
+                    receiver.poll(0.05)
+                except weightsync.RemoteProtocolError as e:  # what stopped it, raised once by a poll under way
+                    print(f"failed {e.requirement}", flush=True)  # (SM-R-7; NET-4: a lease expired)
             else:
                 time.sleep(0.005)
         report()  # the version it holds at the end

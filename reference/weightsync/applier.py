@@ -59,7 +59,7 @@ class Applier:
         assert ch is not None, "answers follow the Init, read from the channel"
         try:
             with self._wlock:  # the applier's answers and the network thread's heartbeats
-                sent = ch.send_bounded(msg, deadline or Deadline(limits.WRITE_BOUND, self._clock))
+                sent = ch.send_bounded(msg, deadline or limits.WRITE_BOUND)
             if sent:
                 return True
             self.broken(RemoteProtocolError(f"the sender did not read its channel for {limits.WRITE_BOUND:g} s",

@@ -128,13 +128,13 @@ class SendFuture:
     def _error(self, timed_out: bool) -> WeightSyncError | None:
         """The one error for what is known: every failed target and, once timed out, every silent one; after
         close(), a failure wins over the targets close() left unanswered (LIFE-8)."""
+        if self._window.closes is None and not timed_out and not self._closed_on:
+            return None  # no target failed (the first failure opens the window): the common answer, kept cheap
         causes = {w: c for w, (c, _) in self._outcome.items() if c != OK}
         details = {w: d for w, (c, d) in self._outcome.items() if c != OK}
         if self._closed_on and not causes:
             return ClosedError(f"the sender was closed before receiver(s) {self._closed_on} answered version "
                                f"{self.version} (LIFE-8)")
-        if self._window.closes is None and not timed_out and not self._closed_on:
-            return None
         if timed_out:
             for w in self.workers:
                 if w not in self._outcome:

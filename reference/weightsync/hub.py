@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import select
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator
@@ -29,6 +28,7 @@ from .locking import Held, notify_all
 from .messages import Heartbeat, Stop
 from .netplane import Lane
 from .peers import Peer
+from .polling import PollSet
 from .profiles import UNIX, Profile, of_scheme
 from .protocol import PeerMachine, Settled
 from .rendezvous import Listener
@@ -79,6 +79,7 @@ class Hub:
             raise
         if self.listener is not None:
             self._closables.append(self.listener)
+        self._polls = PollSet(self._wake_r, self.listener)  # used with the lock held, or by the one polling thread
 
     def bind(self, settle: Settle, joined: Joined) -> None:
         """The owner's callbacks, given once the owner exists: what an answer settles, and a joiner's Init."""
@@ -148,21 +149,14 @@ class Hub:
             timer = self.next_timer(items)
             if timer is not None:
                 wait = timer if wait is None else min(wait, timer)
-            poller = select.poll()
-            by_fd: dict[int, Channel | Listener | None] = {self._wake_r: None}
-            poller.register(self._wake_r, select.POLLIN)
-            if self.listener is not None:
-                by_fd[self.listener.fileno()] = self.listener
-                poller.register(self.listener.fileno(), select.POLLIN)
-            for ch in items:
-                by_fd[ch.fileno()] = ch
-                poller.register(ch.fileno(), transport.IN_EVENTS | (select.POLLOUT if ch.wants_write else 0))
+            polls = self._polls
+            polls.watch(items)
             released = False
             try:
                 self.polling = True
                 self.mu.release()
                 released = True
-                events = poller.poll(millis(wait))
+                ready = polls.wait(millis(wait))
             finally:  # whatever interrupted the poll (a KeyboardInterrupt too): the lock back, the flag down (LIFE-9)
                 if released:
                     self.mu.acquire()
@@ -170,12 +164,6 @@ class Hub:
                 notify_all(self.cv)
             if self.closed:
                 raise ClosedError("the sender was closed while this call waited (LIFE-6)")
-            ready: list[Channel | Listener | None] = []
-            for fd, ev in events:
-                item = by_fd[fd]
-                if isinstance(item, Channel):
-                    item.hup = bool(ev & transport.HUP_EVENTS)
-                ready.append(item)
             self.serve(ready)
         if self.closed:
             raise ClosedError("the sender was closed while this call waited (LIFE-6)")
@@ -193,8 +181,8 @@ class Hub:
     def take_arrived(self) -> None:
         """Handles what has arrived, without waiting; the polling thread, if any, does it instead."""
         if not self.polling:
-            items = self._watched() + ([self.listener] if self.listener is not None else [])
-            ready = transport.readable(items, 0)
+            self._polls.watch(self._watched())
+            ready = self._polls.ready_now()
             if ready or self.listener is not None or any(
                     p.profile.leased or (p.channel is not None and (p.channel.wants_write or p.channel.partial_since))
                     for p in self.peers):

@@ -142,12 +142,13 @@ class Publisher:
             ids[group] = [s.id for s in group.slots]
         for i in targets:
             peer = peers[i]
-            slot = chosen[peer.group]
-            new_slots = [hub.pool.by_id(peer.group, sid)
-                         for sid in peer.profile.introduced(peer.machine.unknown(ids[peer.group]))]
+            group = peer.group
+            slot = chosen[group]
+            unknown = peer.machine.unknown(ids[group])  # most sends introduce nothing
+            new_slots = [hub.pool.by_id(group, sid) for sid in peer.profile.introduced(unknown)] if unknown else []
             msg = peer.profile.receive(self.version, slot.id, tuple(s.info() for s in new_slots))
-            at, known = peer.profile.stands_for(slot.id, ids[peer.group])  # what slot 0 stands for (NET-1)
-            hub.write(peer, msg, peer.group.handles(new_slots), slot=at, slots=known)
+            at, known = peer.profile.stands_for(slot.id, ids[group])  # what slot 0 stands for (NET-1)
+            hub.write(peer, msg, group.handles(new_slots) if new_slots else (), slot=at, slots=known)
             if peer.lane is not None:  # the version follows on its data plane (NET-2)
                 assert isinstance(slot, CpuSlot), "the network profile carries CPU slots only"
                 peer.lane.submit(self.version, slot.buffer.tensor)

@@ -144,6 +144,8 @@ class Session:
         """
         machine = self.machine
         assert machine is not None, "attach() a machine before asking for events"
+        if self.liveness is None and not self.eof and not self._reader.partial:
+            return None  # nothing buffered, nothing timed: the common answer between messages, kept cheap
         while (item := self.next_message(now)) is not None:
             msg, fds = item
             try:

@@ -58,6 +58,7 @@ class Channel:
         self.out_bytes = 0
         self.hup = False  # the last poll saw the peer hang up: read on to the end of file
         self.closed = False
+        self._waits: tuple[int | None, select.poll] | None = None  # wait_event's poll, kept per wake descriptor
 
     def fileno(self) -> int:
         return self._fd
@@ -216,7 +217,13 @@ class Channel:
         joiner): the session judges every frame and end, and its timers (a frame in progress, WIRE-7; the lease
         and heartbeats, NET-4) cut each wait short, so a stalled or silent peer cannot hold the caller.
         """
-        items: list = [self] if wake_fd is None else [self, wake_fd]
+        if self._waits is None or self._waits[0] != wake_fd:  # one thread waits on a channel at a time
+            poller = select.poll()
+            poller.register(self._fd, IN_EVENTS)
+            if wake_fd is not None:
+                poller.register(wake_fd, IN_EVENTS)
+            self._waits = (wake_fd, poller)
+        poller = self._waits[1]
         while True:
             if self.closed:  # here, by another thread (close(), a violation): its descriptor polls ready forever
                 return Ended("the channel was closed on this side")
@@ -224,18 +231,28 @@ class Channel:
             if event is not None:
                 return event
             timer = self.session.timer(self.now())
-            ready = readable(items, deadline.left() if timer is None else deadline.cap(timer))
-            if self in ready:
+            ours = woken = False
+            for fd, ev in poller.poll(millis(deadline.left() if timer is None else deadline.cap(timer))):
+                if fd == self._fd:
+                    ours, self.hup = True, bool(ev & HUP_EVENTS)
+                else:
+                    woken = True
+            if ours:
                 self.fill()
-            if len(ready) > (self in ready):
+            if woken:
                 return None  # woken: the caller looks at why
             if deadline.expired():
                 return self.next_event()  # a bound that fell due with the deadline is still judged
 
-    def send_bounded(self, msg: object, deadline: Deadline) -> bool:
-        """Sends and waits until the socket took every byte or `deadline` passed; True when written."""
+    def send_bounded(self, msg: object, deadline: Deadline | float) -> bool:
+        """Sends and waits until the socket took every byte or `deadline` (or that many seconds) passed; True when
+        written. A frame the socket takes at once, the common case, starts no clock."""
         self.send(msg)
+        if self.wants_write and not isinstance(deadline, Deadline):
+            deadline = Deadline(deadline, self.now)
         while self.wants_write:
+            assert isinstance(deadline, Deadline), "made above"
+
             if deadline.expired():
                 return False
             poller = select.poll()

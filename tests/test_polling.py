@@ -1,0 +1,167 @@
+"""The polls kept between calls (polling.PollSet for the sender, Channel.wait_event for a receiver) and the
+sender's short spin: each must see what a poll built afresh would, after the channels it watches change.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+
+import pytest
+
+from weightsync import polling, transport, wire
+from weightsync.clock import Deadline
+from weightsync.messages import OK, Ack, Init, Ready, Receive, SlotInfo
+from weightsync.receiving import ReceiverMachine
+from weightsync.session import Message
+
+
+def sender_channel() -> tuple[transport.Channel, socket.socket]:
+    ours, theirs = socket.socketpair()
+    return transport.Channel(ours, allowed=wire.FROM_RECEIVER, max_in=wire.MAX_TO_SENDER), theirs
+
+
+def live_receiver_channel(clock=None) -> tuple[transport.Channel, socket.socket]:
+    """A receiver's channel past its Init and Ready, holding version 0 in slot 0."""
+    ours, theirs = socket.socketpair()
+    ch = transport.Channel(ours, allowed=wire.FROM_SENDER, max_in=wire.MAX_TO_RECEIVER, takes_handles=True,
+                           **({} if clock is None else {"now": clock}))
+    machine = ReceiverMachine(0)
+    ch.session.attach(machine)
+    init = Init("1.1", 0, (), (SlotInfo(0, "cpu", 64), SlotInfo(1, "cpu", 64)), 0, 0)
+    ch.session.receive_data(wire.frame(init), [-1, -1], 0.0)  # handles nothing maps: the test reads no slot
+    assert isinstance(ch.session.next_event(0.0), Message)
+    ch.session.send(Ready(0, 0, OK), 0.0)
+    machine.accept_init(0)
+    return ch, theirs
+
+
+@pytest.fixture
+def wake():
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    yield r, w
+    os.close(r)
+    os.close(w)
+
+
+def test_a_kept_poll_set_sees_the_channels_watched_now(wake):
+    """A channel added after the set was built is polled; one no longer watched is not reported."""
+    r, w = wake
+    polls = polling.PollSet(r, None)
+    a, peer_a = sender_channel()
+    b, peer_b = sender_channel()
+    polls.watch([a])
+    assert polls.ready_now() == []
+    peer_b.send(b"x")
+    assert polls.ready_now() == []  # b is not watched yet
+    polls.watch([a, b])
+    assert polls.ready_now() == [b]
+    polls.watch([a])
+    assert polls.ready_now() == []
+    os.write(w, b"x")
+    assert polls.ready_now() == [None]  # the wake pipe is always watched
+    for s in (peer_a, peer_b):
+        s.close()
+    a.close()
+    b.close()
+
+
+def test_a_channel_with_bytes_to_write_is_polled_for_room(wake):
+    """Write interest is part of what the set is kept for: a channel that queued bytes comes back when writable,
+    and one that emptied its queue no longer does."""
+    r, _ = wake
+    polls = polling.PollSet(r, None)
+    ch, peer = sender_channel()
+    polls.watch([ch])
+    assert polls.wait(0) == []
+    ch._out.append((memoryview(b"queued"), []))  # as send() leaves a frame the socket did not take
+    polls.watch([ch])
+    assert polls.wait(0) == [ch]
+    ch._out.clear()
+    polls.watch([ch])
+    assert polls.wait(0) == []
+    peer.close()
+    assert polls.ready_now() == [ch] and ch.hup  # the end of file, announced to fill()
+    ch.close()
+
+
+def test_a_wait_spins_only_while_no_more_receivers_are_waited_on_than_there_are_cores(wake, monkeypatch):
+    """Up to SPIN_POLLS polls that do not sleep, then one that does; none with more channels than cores."""
+    r, _ = wake
+    calls: list[int] = []
+    real = select.poll
+
+    class Counting:
+        def __init__(self):
+            self.inner = real()
+
+        def register(self, fd, events):
+            self.inner.register(fd, events)
+
+        def poll(self, millis):
+            calls.append(millis)
+            return self.inner.poll(millis)
+
+    monkeypatch.setattr(polling.select, "poll", Counting)
+    monkeypatch.setattr(polling.limits, "SPIN_POLLS", 5)
+    channels = [sender_channel() for _ in range(2)]
+    polls = polling.PollSet(r, None)
+    polls.watch([ch for ch, _ in channels])
+    monkeypatch.setattr(polling, "CORES", 2)
+    assert polls.wait(1) == []
+    assert calls == [0] * 5 + [1]
+    calls.clear()
+    monkeypatch.setattr(polling, "CORES", 1)
+    assert polls.wait(1) == []
+    assert calls == [1]
+    calls.clear()
+    monkeypatch.setattr(polling, "CORES", 2)
+    assert polls.wait(0) == []  # a wait that may not wait does not spin either
+    assert calls == [0]
+    calls.clear()
+    channels[1][1].send(b"x")
+    assert polls.wait(1000) == [channels[1][0]]
+    assert calls == [0]  # the first spin saw it: no sleep
+    for ch, peer in channels:
+        peer.close()
+        ch.close()
+
+
+def test_a_receiver_wait_keeps_its_poll_per_wake_descriptor(wake):
+    """Channel.wait_event: a byte on the wake descriptor of this wait ends it, after a wait with another one."""
+    r, w = wake
+    ch, theirs = live_receiver_channel()
+    r2, w2 = os.pipe()
+    try:
+        assert ch.wait_event(Deadline(0.01), r2) is None  # nothing came: the deadline passed
+        os.write(w, b"x")
+        assert ch.wait_event(Deadline(5.0), r) is None  # woken by this wait's descriptor, not the last one's
+        theirs.sendall(wire.frame(Receive(2, 1, ())))
+        event = ch.wait_event(Deadline(5.0))
+        assert isinstance(event, Message) and event.msg == Receive(2, 1, ())
+    finally:
+        os.close(r2)
+        os.close(w2)
+        theirs.close()
+        ch.close()
+
+
+def test_an_answer_the_socket_takes_at_once_needs_no_clock():
+    """send_bounded(msg, seconds) starts a deadline only for bytes the socket did not take."""
+    reads: list[int] = []
+
+    def clock() -> float:
+        reads.append(1)
+        return 0.0
+
+    ch, theirs = live_receiver_channel(clock)
+    theirs.sendall(wire.frame(Receive(3, 1, ())))
+    assert isinstance(ch.wait_event(Deadline(5.0)), Message)
+    reads.clear()
+    assert ch.send_bounded(Ack(0, 3, OK, ""), 5.0)
+    assert reads == []
+    assert theirs.recv(1024) == wire.frame(Ack(0, 3, OK, ""))
+    theirs.close()
+    ch.close()
