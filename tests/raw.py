@@ -3,8 +3,10 @@ as none of the reference's own reads may (each goes through its session's machin
 
 from __future__ import annotations
 
+import select
+
 from weightsync import transport
-from weightsync.clock import Deadline
+from weightsync.clock import Deadline, millis
 
 
 def recv(ch: transport.Channel, deadline: Deadline) -> tuple[object, list[int]] | None:
@@ -15,6 +17,10 @@ def recv(ch: transport.Channel, deadline: Deadline) -> tuple[object, list[int]] 
             return item
         if ch.eof:
             raise transport.ChannelClosed("end of file")
-        if not transport.readable([ch], deadline.left()) and deadline.expired():
+        poller = select.poll()
+        poller.register(ch.fileno(), transport.IN_EVENTS)
+        events = poller.poll(millis(deadline.left()))
+        if not events and deadline.expired():
             return None
+        ch.hup = any(ev & transport.HUP_EVENTS for _, ev in events)  # fill() reads on to an end of file
         ch.fill()

@@ -285,27 +285,6 @@ def hung_up(sock: socket.socket) -> bool:
     return any(ev & HUP_EVENTS for _, ev in poller.poll(0))
 
 
-def readable(items: list, timeout: float | None) -> list:
-    """The channels (or raw fds) with bytes or end of file ready, waiting at most `timeout`."""
-    if not items:
-        if timeout:
-            select.select([], [], [], timeout)
-        return []
-    poller = select.poll()
-    by_fd = {}
-    for it in items:
-        fd = it if isinstance(it, int) else it.fileno()
-        by_fd[fd] = it
-        poller.register(fd, IN_EVENTS)
-    out = []
-    for fd, ev in poller.poll(millis(timeout)):
-        it = by_fd[fd]
-        if isinstance(it, Channel):
-            it.hup = bool(ev & HUP_EVENTS)
-        out.append(it)
-    return out
-
-
 def _handles(anc) -> list[int]:
     """The descriptors an SCM_RIGHTS message carried, in order (WIRE-4)."""
     out: list[int] = []
