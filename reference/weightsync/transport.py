@@ -248,16 +248,15 @@ class Channel:
         """Sends and waits until the socket took every byte or `deadline` (or that many seconds) passed; True when
         written. A frame the socket takes at once, the common case, starts no clock."""
         self.send(msg)
-        if self.wants_write and not isinstance(deadline, Deadline):
-            deadline = Deadline(deadline, self.now)
+        if not self.wants_write:
+            return True
+        bound = deadline if isinstance(deadline, Deadline) else Deadline(deadline, self.now)
+        poller = select.poll()
+        poller.register(self._fd, select.POLLOUT)
         while self.wants_write:
-            assert isinstance(deadline, Deadline), "made above"
-
-            if deadline.expired():
+            if bound.expired():
                 return False
-            poller = select.poll()
-            poller.register(self._fd, select.POLLOUT)
-            poller.poll(millis(deadline.left()))
+            poller.poll(millis(bound.left()))
             self.flush()
         return True
 
