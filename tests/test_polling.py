@@ -1,5 +1,5 @@
 """The polls kept between calls (polling.PollSet for the sender, Channel.wait_event for a receiver) and the
-sender's short spin: each must see what a poll built afresh would, after the channels it watches change.
+short spin before either sleeps: each must see what a poll built afresh would, after the channels it watches change.
 """
 
 from __future__ import annotations
@@ -87,45 +87,69 @@ def test_a_channel_with_bytes_to_write_is_polled_for_room(wake):
     ch.close()
 
 
-def test_a_wait_spins_only_while_no_more_receivers_are_waited_on_than_there_are_cores(wake, monkeypatch):
-    """Up to SPIN_POLLS polls that do not sleep, then one that does; none with more channels than cores."""
-    r, _ = wake
+class Counting:
+    """A poll that records each call's timeout."""
+
     calls: list[int] = []
-    real = select.poll
 
-    class Counting:
-        def __init__(self):
-            self.inner = real()
+    def __init__(self):
+        self.inner = REAL_POLL()
 
-        def register(self, fd, events):
-            self.inner.register(fd, events)
+    def register(self, fd, events):
+        self.inner.register(fd, events)
 
-        def poll(self, millis):
-            calls.append(millis)
-            return self.inner.poll(millis)
+    def poll(self, millis):
+        Counting.calls.append(millis)
+        return self.inner.poll(millis)
 
-    monkeypatch.setattr(polling.select, "poll", Counting)
+
+REAL_POLL = select.poll
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Polls counted, SPIN_POLLS at 5, and each yield of the core counted as a -1 between them."""
+    calls: list[int] = []
+    monkeypatch.setattr(Counting, "calls", calls)
+    monkeypatch.setattr(select, "poll", Counting)
     monkeypatch.setattr(polling.limits, "SPIN_POLLS", 5)
-    channels = [sender_channel() for _ in range(2)]
+    monkeypatch.setattr(polling.os, "sched_yield", lambda: calls.append(-1))
+    return calls
+
+
+def test_a_sender_wait_spins_yielding_the_core_then_sleeps_and_stops_at_the_first_event(wake, counted):
+    """Up to SPIN_POLLS polls that do not sleep, the core yielded after each, then one that does."""
+    r, _ = wake
+    channels = [sender_channel() for _ in range(3)]
     polls = polling.PollSet(r, None)
     polls.watch([ch for ch, _ in channels])
-    monkeypatch.setattr(polling, "CORES", 2)
     assert polls.wait(1) == []
-    assert calls == [0] * 5 + [1]
-    calls.clear()
-    monkeypatch.setattr(polling, "CORES", 1)
-    assert polls.wait(1) == []
-    assert calls == [1]
-    calls.clear()
-    monkeypatch.setattr(polling, "CORES", 2)
+    assert counted == [0, -1] * 5 + [1]
+    counted.clear()
     assert polls.wait(0) == []  # a wait that may not wait does not spin either
-    assert calls == [0]
-    calls.clear()
+    assert counted == [0]
+    counted.clear()
     channels[1][1].send(b"x")
     assert polls.wait(1000) == [channels[1][0]]
-    assert calls == [0]  # the first spin saw it: no sleep
+    assert counted == [0]  # the first spin saw it: no sleep, no yield
     for ch, peer in channels:
         peer.close()
+        ch.close()
+
+
+def test_a_receiver_wait_spins_before_it_sleeps_and_not_once_a_message_is_there(counted):
+    """Channel.wait_event spins as the sender's wait does: a receiver woken from sleep is late by as much."""
+    ch, theirs = live_receiver_channel()
+    try:
+        assert ch.wait_event(Deadline(0.001)) is None
+        assert counted[:10] == [0, -1] * 5 and counted[10] > 0 and set(counted[11:]) <= {0, -1}
+        counted.clear()
+        theirs.sendall(wire.frame(Receive(2, 1, ())))
+        event = ch.wait_event(Deadline(5.0))
+        assert isinstance(event, Message) and event.msg == Receive(2, 1, ())
+        assert counted == [0]  # the first poll saw it: no yield, no sleep
+    finally:
+        theirs.close()
         ch.close()
 
 

@@ -65,9 +65,9 @@ LARGE_SLOT_COPIES = 3
 OUTBOX_LIMIT = 1 << 20
 #: How long a side waits for its peer to take an answer before it treats the peer as gone (SEC-3).
 WRITE_BOUND = REACTION_BOUND
-#: Polls a sender makes without sleeping before it sleeps on its channels for answers (about 0.2 ms here): a
-#: small model's Ack comes within that, and a process woken on an idle core of a virtual machine takes tens of
-#: microseconds more than one that never slept. Only while no more receivers are waited on than there are cores.
+#: Polls a wait makes without sleeping, the core yielded between them, before it sleeps (a fraction of a
+#: millisecond): a small model's next message comes within that, and a process woken on an idle core of a
+#: virtual machine takes tens of microseconds more than one that never slept (polling.spin).
 SPIN_POLLS = 400
 #: How long receiver.close() waits for an apply in progress: well inside LIFE-5's reaction bound.
 CLOSE_WAIT = REACTION_BOUND / 2

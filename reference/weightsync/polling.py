@@ -1,27 +1,41 @@
-"""The sender's poll over its channels: one poll set kept between calls, and a short spin before a wait sleeps.
+"""Polls: the sender's over its channels, one set kept between calls, and the short spin before any wait sleeps.
 
 Most sends watch the same channels as the last one, so the set is rebuilt only when the
-channels, or which of them have bytes to write, change. A wait for answers first polls
-without sleeping for a moment (`limits.SPIN_POLLS`): a small model's answers come within
-it, and a process woken on an idle core of a virtual machine takes tens of microseconds
-longer than one that never slept. It spins only while it waits on no more receivers than
-this process has cores, so that on a small machine it does not take the core a receiver needs.
+channels, or which of them have bytes to write, change. Every wait that may sleep, the
+sender's for answers and a receiver's for its next message, first polls without sleeping
+for a moment (`spin`, `limits.SPIN_POLLS`): a small model's answer comes within it, and a
+process woken on an idle core of a virtual machine takes tens of microseconds longer than
+one that never slept. Between those polls it yields the core, so that a spinning process
+gives way to any other that can run there (a receiver, on a machine with fewer cores than
+processes); a process alone on its core goes straight on.
 """
 
 from __future__ import annotations
 
 import os
 import select
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from . import limits
-from .transport import HUP_EVENTS, IN_EVENTS, Channel
 
 if TYPE_CHECKING:
     from .rendezvous import Listener
+    from .transport import Channel
 
-#: The cores this process may run on.
-CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+#: What poll() reports for a peer that hung up, and what a read waits for (bytes, or the peer's end).
+HUP_EVENTS = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0x2000)
+IN_EVENTS = select.POLLIN | getattr(select, "POLLRDHUP", 0x2000)
+
+
+def spin(poller: select.poll, millis: int) -> list[tuple[int, int]]:
+    """`poller.poll(millis)`, after up to SPIN_POLLS polls that do not sleep, the core yielded between them."""
+    if millis:
+        for _ in range(limits.SPIN_POLLS):
+            events = poller.poll(0)
+            if events:
+                return events
+            os.sched_yield()
+    return poller.poll(millis)
 
 
 class PollSet:
@@ -32,8 +46,7 @@ class PollSet:
         self._wake_fd, self._listener = wake_fd, listener
         self._key: tuple | None = None
         self._poller = select.poll()
-        self._items: dict[int, Channel | Listener | None] = {}
-        self._channels = 0
+        self._items: dict[int, tuple[Channel | Listener | None, bool]] = {}  # fd -> (item, whether a channel)
 
     def watch(self, channels: list[Channel]) -> None:
         """Polls `channels` from now on, for room to write as well where bytes wait to go out."""
@@ -41,36 +54,30 @@ class PollSet:
         if key == self._key:
             return
         poller = select.poll()
-        items: dict[int, Channel | Listener | None] = {self._wake_fd: None}
+        items: dict[int, tuple[Channel | Listener | None, bool]] = {self._wake_fd: (None, False)}
         poller.register(self._wake_fd, select.POLLIN)
         if self._listener is not None:
-            items[self._listener.fileno()] = self._listener
+            items[self._listener.fileno()] = (self._listener, False)
             poller.register(self._listener.fileno(), select.POLLIN)
         for ch, writes in key:
-            items[ch.fileno()] = ch
+            items[ch.fileno()] = (ch, True)
             poller.register(ch.fileno(), IN_EVENTS | (select.POLLOUT if writes else 0))
-        self._key, self._poller, self._items, self._channels = key, poller, items, len(key)
+        self._key, self._poller, self._items = key, poller, items
 
     def ready_now(self) -> list:
         """What has bytes, an end or a join waiting, without waiting."""
         return self._ready(self._poller.poll(0), IN_EVENTS | HUP_EVENTS | select.POLLNVAL)
 
     def wait(self, millis: int) -> list:
-        """What is ready within `millis` (-1: no bound), spinning first while a core is spare (see the module)."""
-        poller, events = self._poller, []
-        if millis and self._channels <= CORES:
-            for _ in range(limits.SPIN_POLLS):
-                events = poller.poll(0)
-                if events:
-                    break
-        return self._ready(events or poller.poll(millis), -1)
+        """What is ready within `millis` (-1: no bound), spinning first (see the module)."""
+        return self._ready(spin(self._poller, millis), -1)
 
     def _ready(self, events: list[tuple[int, int]], wanted: int) -> list:
         ready = []
         for fd, ev in events:
             if ev & wanted:
-                item = self._items[fd]
-                if isinstance(item, Channel):
-                    item.hup = bool(ev & HUP_EVENTS)  # fill() reads on to the end of file it announces
+                item, channel = self._items[fd]
+                if channel:
+                    cast("Channel", item).hup = bool(ev & HUP_EVENTS)  # fill() reads on to the end of file it announces
                 ready.append(item)
         return ready

@@ -27,6 +27,7 @@ from collections import deque
 from . import clock
 from .clock import Deadline, millis
 from .errors import LocalProtocolError, RemoteProtocolError
+from .polling import HUP_EVENTS, IN_EVENTS, spin
 from .session import Ended, Session
 from .timers import FrameTimer
 
@@ -232,7 +233,7 @@ class Channel:
                 return event
             timer = self.session.timer(self.now())
             ours = woken = False
-            for fd, ev in poller.poll(millis(deadline.left() if timer is None else deadline.cap(timer))):
+            for fd, ev in spin(poller, millis(deadline.left() if timer is None else deadline.cap(timer))):
                 if fd == self._fd:
                     ours, self.hup = True, bool(ev & HUP_EVENTS)
                 else:
@@ -295,9 +296,6 @@ def _handles(anc) -> list[int]:
     return out
 
 
-#: poll() events that say the peer hung up, and those that say there is something to read (an end of file too).
-HUP_EVENTS = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0x2000)
-IN_EVENTS = select.POLLIN | getattr(select, "POLLRDHUP", 0x2000)
 _CLOEXEC = getattr(socket, "MSG_CMSG_CLOEXEC", 0)
 _CTRUNC = int(socket.MSG_CTRUNC)  # a plain int: the enum's `&` costs microseconds on every read
 _BUFFERS = threading.local()
