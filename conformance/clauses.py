@@ -100,3 +100,10 @@ def exercised(inventory: dict[str, Clause], tests: dict[str, dict], seen: dict[s
 def never(result: dict[str, dict]) -> list[str]:
     """The clauses this run never exercised, those no test can observe left out."""
     return [cid for cid, r in result.items() if not r["exercised"] and not r["unobservable"]]
+
+
+def never_line(cid: str, r: dict) -> str:
+    """How a report lists a clause never exercised: its condition, and why no test makes it true where the
+    inventory says."""
+    why = f" (inventory: {r['gap']})" if r["gap"] else ""
+    return f"  {cid}: never exercised: {r['condition']}{why}"

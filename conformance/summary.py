@@ -207,7 +207,5 @@ def _clauses(config, tr) -> dict[str, dict]:
                   f"the suite{'' if config.getoption('--conformance-clauses') else ', --conformance-clauses lists the rest'})")
     if config.getoption("--conformance-clauses"):
         for cid in missed:
-            r = result[cid]
-            why = f" (inventory: {r['gap']})" if r["gap"] else ""
-            tr.write_line(f"  {cid}: never exercised: {r['condition']}{why}")
+            tr.write_line(inventory.never_line(cid, result[cid]))
     return result

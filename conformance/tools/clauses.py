@@ -18,6 +18,9 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from a checkout
+from conformance.clauses import never, never_line  # noqa: E402
+
 
 def merged(reports: list[dict]) -> dict[str, dict]:
     """Clause -> its entry in the first report, `exercised` true where any report exercised it and `runs` the
@@ -34,11 +37,6 @@ def merged(reports: list[dict]) -> dict[str, dict]:
                 row["exercised"] = True
                 row["runs"] += 1
     return out
-
-
-def never(result: dict[str, dict]) -> list[str]:
-    """The clauses no run exercised, those no test can observe left out."""
-    return [cid for cid, r in result.items() if not r["exercised"] and not r.get("unobservable")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,9 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     left = never(result)
     print(f"clauses exercised by {len(reports)} run(s) together: {len(result) - len(left)} of {len(result)}")
     for cid in left:
-        r = result[cid]
-        why = f" (inventory: {r['gap']})" if r.get("gap") else ""
-        print(f"  {cid}: never exercised: {r['condition']}{why}")
+        print(never_line(cid, result[cid]))
     return 1 if args.strict and left else 0
 
 

@@ -46,7 +46,7 @@ class PollSet:
         self._wake_fd, self._listener = wake_fd, listener
         self._key: tuple | None = None
         self._poller = select.poll()
-        self._items: dict[int, tuple[Channel | Listener | None, bool]] = {}  # fd -> (item, whether a channel)
+        self._items: dict[int, Channel | Listener | None] = {}
 
     def watch(self, channels: list[Channel]) -> None:
         """Polls `channels` from now on, for room to write as well where bytes wait to go out."""
@@ -54,13 +54,13 @@ class PollSet:
         if key == self._key:
             return
         poller = select.poll()
-        items: dict[int, tuple[Channel | Listener | None, bool]] = {self._wake_fd: (None, False)}
+        items: dict[int, Channel | Listener | None] = {self._wake_fd: None}
         poller.register(self._wake_fd, select.POLLIN)
         if self._listener is not None:
-            items[self._listener.fileno()] = (self._listener, False)
+            items[self._listener.fileno()] = self._listener
             poller.register(self._listener.fileno(), select.POLLIN)
         for ch, writes in key:
-            items[ch.fileno()] = (ch, True)
+            items[ch.fileno()] = ch
             poller.register(ch.fileno(), IN_EVENTS | (select.POLLOUT if writes else 0))
         self._key, self._poller, self._items = key, poller, items
 
@@ -76,8 +76,8 @@ class PollSet:
         ready = []
         for fd, ev in events:
             if ev & wanted:
-                item, channel = self._items[fd]
-                if channel:
+                item = self._items[fd]
+                if item is not None and item is not self._listener:  # a channel
                     cast("Channel", item).hup = bool(ev & HUP_EVENTS)  # fill() reads on to the end of file it announces
                 ready.append(item)
         return ready
