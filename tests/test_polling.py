@@ -123,31 +123,56 @@ def test_a_sender_wait_spins_yielding_the_core_then_sleeps_and_stops_at_the_firs
     channels = [sender_channel() for _ in range(3)]
     polls = polling.PollSet(r, None)
     polls.watch([ch for ch, _ in channels])
-    assert polls.wait(1) == []
-    assert counted == [0, -1] * 5 + [1]
-    counted.clear()
-    assert polls.wait(0) == []  # a wait that may not wait does not spin either
+    assert polls.wait(0) == []  # a wait that may not wait does not spin
     assert counted == [0]
     counted.clear()
     channels[1][1].send(b"x")
     assert polls.wait(1000) == [channels[1][0]]
     assert counted == [0]  # the first spin saw it: no sleep, no yield
+    counted.clear()
+    channels[1][0].sock.recv(1)
+    assert polls.wait(1) == []
+    assert counted == [0, -1] * 5 + [1]
     for ch, peer in channels:
         peer.close()
         ch.close()
+
+
+def test_a_spin_that_found_nothing_rests_for_the_next_waits(wake, counted, monkeypatch):
+    """After a spin with no event the next SPIN_REST waits that may sleep sleep at once (waits that may not do not
+    count); then a wait spins again, and a spin that finds its event keeps the next one spinning."""
+    monkeypatch.setattr(polling.limits, "SPIN_REST", 2)
+    r, _ = wake
+    ch, peer = sender_channel()
+    polls = polling.PollSet(r, None)
+    polls.watch([ch])
+    spun = [0, -1] * 5 + [1]
+    assert polls.wait(1) == [] and counted == spun
+    counted.clear()
+    assert polls.wait(0) == [] and polls.wait(1) == [] and polls.wait(1) == []
+    assert counted == [0, 1, 1]  # resting: no spin, no yield
+    counted.clear()
+    peer.send(b"x")
+    assert polls.wait(1000) == [ch] and counted == [0]  # spinning again: it found the byte
+    ch.sock.recv(1)
+    counted.clear()
+    peer.send(b"y")
+    assert polls.wait(1000) == [ch] and counted == [0]  # still spinning
+    peer.close()
+    ch.close()
 
 
 def test_a_receiver_wait_spins_before_it_sleeps_and_not_once_a_message_is_there(counted):
     """Channel.wait_event spins as the sender's wait does: a receiver woken from sleep is late by as much."""
     ch, theirs = live_receiver_channel()
     try:
-        assert ch.wait_event(Deadline(0.001)) is None
-        assert counted[:10] == [0, -1] * 5 and counted[10] > 0 and set(counted[11:]) <= {0, -1}
-        counted.clear()
         theirs.sendall(wire.frame(Receive(2, 1, ())))
         event = ch.wait_event(Deadline(5.0))
         assert isinstance(event, Message) and event.msg == Receive(2, 1, ())
         assert counted == [0]  # the first poll saw it: no yield, no sleep
+        counted.clear()
+        assert ch.wait_event(Deadline(0.001)) is None
+        assert counted[:10] == [0, -1] * 5 and counted[10] > 0 and set(counted[11:]) <= {0, -1}
     finally:
         theirs.close()
         ch.close()

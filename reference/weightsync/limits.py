@@ -67,8 +67,11 @@ OUTBOX_LIMIT = 1 << 20
 WRITE_BOUND = REACTION_BOUND
 #: Polls a wait makes without sleeping, the core yielded between them, before it sleeps (a fraction of a
 #: millisecond): a small model's next message comes within that, and a process woken on an idle core of a
-#: virtual machine takes tens of microseconds more than one that never slept (polling.spin).
+#: virtual machine takes tens of microseconds more than one that never slept (polling.Spin).
 SPIN_POLLS = 400
+#: Waits that sleep at once after a spin that found nothing (polling.Spin): a worker whose versions come
+#: milliseconds or more apart spins before one wait in seventeen.
+SPIN_REST = 16
 #: How long receiver.close() waits for an apply in progress: well inside LIFE-5's reaction bound.
 CLOSE_WAIT = REACTION_BOUND / 2
 

@@ -3,11 +3,12 @@
 Most sends watch the same channels as the last one, so the set is rebuilt only when the
 channels, or which of them have bytes to write, change. Every wait that may sleep, the
 sender's for answers and a receiver's for its next message, first polls without sleeping
-for a moment (`spin`, `limits.SPIN_POLLS`): a small model's answer comes within it, and a
+for a moment (`Spin`, `limits.SPIN_POLLS`): a small model's answer comes within it, and a
 process woken on an idle core of a virtual machine takes tens of microseconds longer than
 one that never slept. Between those polls it yields the core, so that a spinning process
 gives way to any other that can run there (a receiver, on a machine with fewer cores than
-processes); a process alone on its core goes straight on.
+processes); a process alone on its core goes straight on. A spin that found nothing rests
+for the next few waits: messages that come far apart cost no spin each.
 """
 
 from __future__ import annotations
@@ -27,15 +28,28 @@ HUP_EVENTS = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0x20
 IN_EVENTS = select.POLLIN | getattr(select, "POLLRDHUP", 0x2000)
 
 
-def spin(poller: select.poll, millis: int) -> list[tuple[int, int]]:
-    """`poller.poll(millis)`, after up to SPIN_POLLS polls that do not sleep, the core yielded between them."""
-    if millis:
-        for _ in range(limits.SPIN_POLLS):
-            events = poller.poll(0)
-            if events:
-                return events
-            os.sched_yield()
-    return poller.poll(millis)
+class Spin:
+    """The spin before one poller's waits: up to SPIN_POLLS polls that do not sleep, the core yielded between
+    them, then the sleep. After a spin that found nothing the next SPIN_REST waits sleep at once, so that a
+    process whose messages come far apart (a training step between versions) spins only now and then."""
+
+    __slots__ = ("_rest",)
+
+    def __init__(self) -> None:
+        self._rest = 0
+
+    def poll(self, poller: select.poll, millis: int) -> list[tuple[int, int]]:
+        """`poller.poll(millis)`, spinning first unless this spin rests (see the class)."""
+        if millis and self._rest:
+            self._rest -= 1
+        elif millis:
+            for _ in range(limits.SPIN_POLLS):
+                events = poller.poll(0)
+                if events:
+                    return events
+                os.sched_yield()
+            self._rest = limits.SPIN_REST
+        return poller.poll(millis)
 
 
 class PollSet:
@@ -46,6 +60,7 @@ class PollSet:
         self._wake_fd, self._listener = wake_fd, listener
         self._key: tuple | None = None
         self._poller = select.poll()
+        self._spin = Spin()
         self._items: dict[int, Channel | Listener | None] = {}
 
     def watch(self, channels: list[Channel]) -> None:
@@ -70,7 +85,7 @@ class PollSet:
 
     def wait(self, millis: int) -> list:
         """What is ready within `millis` (-1: no bound), spinning first (see the module)."""
-        return self._ready(spin(self._poller, millis), -1)
+        return self._ready(self._spin.poll(self._poller, millis), -1)
 
     def _ready(self, events: list[tuple[int, int]], wanted: int) -> list:
         ready = []

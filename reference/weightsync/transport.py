@@ -27,7 +27,7 @@ from collections import deque
 from . import clock
 from .clock import Deadline, millis
 from .errors import LocalProtocolError, RemoteProtocolError
-from .polling import HUP_EVENTS, IN_EVENTS, spin
+from .polling import HUP_EVENTS, IN_EVENTS, Spin
 from .session import Ended, Session
 from .timers import FrameTimer
 
@@ -60,6 +60,7 @@ class Channel:
         self.hup = False  # the last poll saw the peer hang up: read on to the end of file
         self.closed = False
         self._waits: tuple[int | None, select.poll] | None = None  # wait_event's poll, kept per wake descriptor
+        self._spin = Spin()  # and the spin before it sleeps
 
     def fileno(self) -> int:
         return self._fd
@@ -233,7 +234,7 @@ class Channel:
                 return event
             timer = self.session.timer(self.now())
             ours = woken = False
-            for fd, ev in spin(poller, millis(deadline.left() if timer is None else deadline.cap(timer))):
+            for fd, ev in self._spin.poll(poller, millis(deadline.left() if timer is None else deadline.cap(timer))):
                 if fd == self._fd:
                     ours, self.hup = True, bool(ev & HUP_EVENTS)
                 else:
