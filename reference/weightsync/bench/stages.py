@@ -9,8 +9,8 @@ the stage boundaries, by wrapping the functions that start and end each stage:
     notify    the copy ends -> the Receive is written (version bookkeeping, encoding, the write)
     wake      the Receive is written -> the receiver reads its socket (scheduler wake-up)
     decode    -> the receiver starts applying         (read, decode, the apply lock)
-    apply     the apply and the Ack written           (one copy into the receiver's tensors)
-    ack       -> send() returns                       (the sender's wake-up, decode, settle)
+    apply     the apply, up to the Ack's write        (one copy into the receiver's tensors)
+    ack       the Ack's write -> send() returns       (encoding, the write, the sender's wake-up, decode, settle)
 
 Packed weights (`weightsync.pack`) are copied by `write_buffer`, stamped alike.
 It prints one Markdown table (p50 in µs per stage). The wrappers themselves cost about a
@@ -36,27 +36,30 @@ STAGES = ("check", "copy", "notify", "wake", "decode", "apply", "ack")
 
 def _receiver(handle, out, zero_copy: bool) -> None:
     from weightsync import applier as amod
-    from weightsync import transport
+    from weightsync import messages, transport
 
     from .. import Receiver
 
     torch.set_num_threads(1)
-    log: list[tuple[str, float]] = []
-    fill, apply = transport.Channel.fill, amod.Applier._apply_and_ack
+    log: list[tuple[str, float, int]] = []  # (mark, time, the version applied or acked; -1 for a read)
+    fill, apply, send = transport.Channel.fill, amod.Applier._apply_and_ack, transport.Channel.send
 
     def stamped_fill(self):
-        log.append(("fill", time.perf_counter()))
+        log.append(("fill", time.perf_counter(), -1))
         return fill(self)
 
     def stamped_apply(self, msg):
-        log.append(("apply", time.perf_counter()))
-        try:
-            return apply(self, msg)
-        finally:
-            log.append(("acked", time.perf_counter()))
+        log.append(("apply", time.perf_counter(), msg.version))
+        return apply(self, msg)
+
+    def stamped_send(self, msg, *rest):
+        if isinstance(msg, messages.Ack):  # stamped before the write: the sender cannot return before it
+            log.append(("acked", time.perf_counter(), msg.version))
+        return send(self, msg, *rest)
 
     transport.Channel.fill = stamped_fill  # type: ignore[method-assign]
     amod.Applier._apply_and_ack = stamped_apply  # type: ignore[method-assign]
+    transport.Channel.send = stamped_send  # type: ignore[method-assign]
     with Receiver(handle, zero_copy=zero_copy) as r:
         r.connect(60)
         while not r.stopped:
@@ -90,6 +93,7 @@ def profile(params: int, tensors: int, sends: int, zero_copy: bool = False, weig
     def stamped_send(self, msg, *rest):
         if isinstance(msg, messages.Receive):
             log.append(("written", time.perf_counter()))
+            log.append(("version", msg.version))
         return send(self, msg, *rest)
 
     def stamped_write(self, tensors):
@@ -123,20 +127,21 @@ def profile(params: int, tensors: int, sends: int, zero_copy: bool = False, weig
         sender.close()
     rlog = out.get(timeout=60)
     proc.join(30)
-    times = [t for _, t in rlog]
+    # The receiver's marks are paired with a send by its version, not by time order: on a shared core the
+    # sender may return and start its next send before the receiver has run on past its Ack.
+    reads = [t for name, t, _ in rlog if name == "fill"]
+    applied = {(name, v): t for name, t, v in rlog if name != "fill"}
     stages: dict[str, list[float]] = {s: [] for s in (*STAGES, "total")}
     for t0, t1, s in rows[sends // 5:]:
-        if not {"copy0", "copy1", "written"} <= s.keys():
+        v = int(s.get("version", -1))
+        if not {"copy0", "copy1", "written"} <= s.keys() or ("apply", v) not in applied:
             continue  # a send whose Receive went out some other way (none expected)
-        i = bisect.bisect_left(times, s["written"])
-        seen: dict[str, float] = {}
-        for name, t in rlog[i:]:
-            if t > t1:
-                break
-            seen.setdefault(name, t)
-        if not {"fill", "apply", "acked"} <= seen.keys():
+        i = bisect.bisect_left(reads, s["written"])
+        if i == len(reads):
             continue
-        marks = [t0, s["copy0"], s["copy1"], s["written"], seen["fill"], seen["apply"], seen["acked"], t1]
+        marks = [t0, s["copy0"], s["copy1"], s["written"], reads[i], applied["apply", v], applied["acked", v], t1]
+        if any(b < a for a, b in zip(marks, marks[1:])):
+            continue  # a stamp taken late (its process descheduled after the event it marks): no stage to time
         for name, a, b in zip(STAGES, marks, marks[1:]):
             stages[name].append(b - a)
         stages["total"].append(t1 - t0)
