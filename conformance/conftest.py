@@ -53,6 +53,13 @@ def pytest_configure(config):
     seeds.configure(config)
 
 
+def pytest_collection_finish(session):
+    """The suite's imports are done and no test has run: the leak checks' collections skip those objects."""
+    from .probes import freeze_imports
+
+    freeze_imports()
+
+
 @pytest.fixture(scope="session")
 def ws(request):
     """The implementation under test (the --impl module)."""

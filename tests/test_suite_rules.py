@@ -44,3 +44,30 @@ def test_shrinking_a_failure_is_bounded_by_the_suite():
         assert engine.MAX_SHRINKING_SECONDS == min(300, seeds.SHRINK_SECONDS * tm.SCALE)
     finally:
         engine.MAX_SHRINKING_SECONDS = before
+
+
+def test_the_leak_checks_collect_only_what_tests_made():
+    """freeze_imports (run once the suite's collection is done) keeps later collections off the imports' objects,
+    and a test's garbage made afterwards is still collected before a leak check looks."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import gc, weakref
+        import torch  # noqa: F401 - the objects a leak check's collection walked each time
+        from conformance.probes import freeze_imports
+        freeze_imports()
+        assert gc.get_freeze_count() > 10_000, gc.get_freeze_count()
+        class Held:
+            pass
+        a, b = Held(), Held()
+        a.other, b.other = b, a  # a cycle: only a collection frees it
+        gone = weakref.ref(a)
+        del a, b
+        gc.collect()
+        assert gone() is None, "garbage made after the freeze was not collected"
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
