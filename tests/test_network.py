@@ -297,3 +297,40 @@ def test_a_lane_whose_receiver_floods_its_store_names_it_gone_and_ends_the_store
     lane.thread.join(5)
     assert not lane.thread.is_alive() and len(failures) == 1 and "NET-6" in failures[0], failures
     assert _refused(store.port, 5), "the flooded store still accepts connections after its lane ended (NET-6)"
+
+
+def test_a_handshake_that_outlasts_the_lease_keeps_the_receiver(monkeypatch):
+    """NET-4: a receiver speaks from its join on. Building its data plane, the first transfer and its apply can take
+    longer than the lease (a large model across hosts): it sends Heartbeats meanwhile, so the sender's connect()
+    does not name it gone ("never connected ... lease expired", as it did before) and the next send reaches it."""
+    from weightsync import netplane
+
+    receive_now = netplane.Inbound.receive_now
+
+    def slow_first_transfer(self, busy):
+        time.sleep(2.5)  # stands for a first transfer two and a half leases long; not a synchronisation
+        return receive_now(self, busy)
+
+    monkeypatch.setattr(netplane.Inbound, "receive_now", slow_first_transfer)
+    sender = ws.Sender({"w": torch.arange(8.0)}, 1, listen="tcp://127.0.0.1:0", lease=1.0, heartbeat=0.2)
+    rx = ws.Receiver(sender.url(0))
+    got: dict = {}
+
+    def connect():
+        try:
+            got["version"] = rx.connect(30)
+        except Exception as e:  # noqa: BLE001 - reported by the assertion below
+            got["error"] = e
+
+    t = threading.Thread(target=connect)
+    t.start()
+    try:
+        sender.connect(30)
+        t.join(30)
+        assert got == {"version": 0}, got
+        assert sender.send(timeout=10) == 1
+        assert rx.version == 1  # acked, so applied (SEND-1)
+    finally:
+        rx.close()
+        sender.close()
+        t.join(10)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from . import devices, limits, netplane, transport
 from .clock import Deadline
-from .errors import RemoteProtocolError
+from .errors import LocalProtocolError, RemoteProtocolError
 from .messages import Heartbeat, Init, Receive, Stop
 from .profiles import NetworkProfile, UnixProfile
 from .receiving import Newest, ReceiverMachine
@@ -133,21 +133,42 @@ class NetworkPending:
         self._lease = init.data_plane.lease
         self._net: netplane.Inbound | None = None
         self._io_thread: threading.Thread | None = None
+        self._settled = threading.Event()  # the handshake is over: its heartbeats end
+        self._beats = threading.Thread(target=self._beat_until_settled, name="weightsync-net-handshake", daemon=True)
 
     def setup(self, fds: list[int], deadline: Deadline) -> int:
         """Builds the data plane and receives the Init's version; returns the buffer it is in (NET-2)."""
         assert self._init.data_plane is not None, "checked at construction"
         local = self._channel.sock.getsockname()[0]
         left = deadline.left()
-        self._net = net = netplane.Inbound(self._init.data_plane, local,
-                                           limits.TRANSFER_TIMEOUT if left is None else left)
-        b = net.receive_now(set())
+        # The group's construction, the first transfer and its apply can outlast the lease (a large model): the
+        # channel speaks meanwhile, as NET-4 asks from the join on, or the sender would take this receiver for
+        # gone. The beats end once Ready went out (start) or the receiver closes.
+        self._beats.start()
+        try:
+            self._net = net = netplane.Inbound(self._init.data_plane, local,
+                                               limits.TRANSFER_TIMEOUT if left is None else left)
+            b = net.receive_now(set())
+        except BaseException:
+            self._settled.set()
+            raise
         self._mapped(b, net.buffers[b])
         return b
+
+    def _beat_until_settled(self) -> None:
+        """Heartbeats every receiver interval until the handshake is over or the channel fails (NET-4)."""
+        every = limits.receiver_heartbeat(self._lease)
+        while not self._settled.wait(every) and not self._closing():
+            try:
+                if not self._answer(Heartbeat()):
+                    return
+            except LocalProtocolError:  # the handshake ended meanwhile (a refusal): nothing more to say
+                return
 
     def start(self, held: int) -> None:
         """Starts the channel's thread and the Inbound thread once Ready went out."""
         assert self._net is not None, "called once setup() has run"
+        self._settled.set()  # the channel's own heartbeats take over (attach, below)
         self._held = held if self.zero_copy else None
         self._channel.session.attach(self._machine, self._machine.profile.receiver_liveness(self._channel.now(),
                                                                                             self._lease))
@@ -184,6 +205,7 @@ class NetworkPending:
 
     def close(self, bound: Deadline) -> None:
         """Ends the I/O thread and the data plane within `bound`, the receiver's close() bound (LIFE-5)."""
+        self._settled.set()
         self._notify()
         io = self._io_thread
         if io is not None and io is not threading.current_thread():
