@@ -598,7 +598,7 @@ def test_a_network_receiver_close_shares_one_bound_between_its_threads(monkeypat
 
     stuck = threading.Event()
     source = NetworkPending.__new__(NetworkPending)
-    source._cond, source._net = threading.Condition(), None
+    source._cond, source._net, source._settled = threading.Condition(), None, threading.Event()
     source._io_thread = threading.Thread(target=stuck.wait, args=(30,), daemon=True)
     source._io_thread.start()
     try:
