@@ -215,11 +215,27 @@ def test_a_tcp_init_names_the_data_plane_and_carries_no_handle(ws, rigs, closing
     assert "network" in init.get("capabilities", []), "NET-1 violated: Init does not name the capability network"
 
 
-def _joined(rig, k: int, closing) -> tuple[Joiner, dict]:
-    """A scripted receiver k joined by its URL (RDV-3) and handed its Init, unanswered."""
+class _SetAtTeardown:
+    """An event that `closing` sets at teardown, if the test did not set it before: it stops Heartbeat threads."""
+
+    def __init__(self, closing):
+        self.event = threading.Event()
+        closing(self)
+
+    def close(self) -> None:
+        self.event.set()
+
+
+def _joined(rig, k: int, closing, beat: bool = True) -> tuple[Joiner, dict]:
+    """A scripted receiver k joined by its URL (RDV-3) and handed its Init, unanswered. With `beat` it speaks as
+    NET-4 asks of a receiver from the join on, a Heartbeat every 0.3 s until the test ends or `j.hush` is set:
+    building its rank may take longer than the lease on a busy machine, and a silent one would rightly be cut off."""
     j = Joiner(rig.sender.url(k))
     closing(j)
     assert j.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL's id and secret got no Welcome"
+    if beat:
+        j.hush = _SetAtTeardown(closing).event
+        _heartbeats(j, k, j.hush)
     return j, j.handshake(answer=False)
 
 
@@ -244,7 +260,7 @@ def _heartbeats(j: Joiner, k: int, stop: threading.Event) -> threading.Thread:
             except OSError:
                 return
 
-    t = threading.Thread(target=beat, daemon=True)
+    t = threading.Thread(target=beat, daemon=True, name=f"conformance-heartbeats-{k}")
     t.start()
     return t
 
@@ -254,7 +270,7 @@ def _heartbeats(j: Joiner, k: int, stop: threading.Event) -> threading.Thread:
 def test_a_receiver_that_falls_silent_is_named_within_the_lease(ws, rigs, closing):
     """A scripted receiver answers Ready and then says nothing: the sender names it by the lease, and speaks itself."""
     rig = rigs(basic(0), 2, connect=[0], listen="tcp")
-    j, init = _joined(rig, 1, closing)
+    j, init = _joined(rig, 1, closing, beat=False)
     j.send(ready(1, init["version"]))
     bounded(rig.sender.connect, tm.T, workers=[1], limit=tm.T + tm.SLACK, what="connect(workers=[1])")
     lease = init["data_plane"]["lease_ms"] / 1000
@@ -339,19 +355,14 @@ def test_each_transfer_is_the_version_laid_out_as_a_slot_in_nbytes(ws, rigs, clo
     _check_transfer(rank.join(init["version"]), init, w0, init["version"])
     j.send(HEARTBEAT)  # the sender's view of it: connecting
     j.send(ready(0, init["version"]))
-    stop = threading.Event()
-    _heartbeats(j, 0, stop)
-    try:
-        _joins_complete(ws, rig, [0], "MSG-4, NET-2")
-        f = rig.send_async(w1)
-        receive = j.recv_past_heartbeats(tm.T)[0]
-        assert receive.get("type") == "Receive", f"NET-2 violated: receiver 0 got {receive!r:.120}, not Receive"
-        _check_transfer(rank.take(receive["version"]), init, w1, receive["version"])
-        j.send(HEARTBEAT)  # live, with a Receive pending
-        j.send(ack(0, receive["version"]))
-        waited(f, "NET-2, MSG-4")
-    finally:
-        stop.set()
+    _joins_complete(ws, rig, [0], "MSG-4, NET-2")
+    f = rig.send_async(w1)
+    receive = j.recv_past_heartbeats(tm.T)[0]
+    assert receive.get("type") == "Receive", f"NET-2 violated: receiver 0 got {receive!r:.120}, not Receive"
+    _check_transfer(rank.take(receive["version"]), init, w1, receive["version"])
+    j.send(HEARTBEAT)  # live, with a Receive pending
+    j.send(ack(0, receive["version"]))
+    waited(f, "NET-2, MSG-4")
 
 
 def _store_runs(address: str) -> bool:
@@ -375,32 +386,26 @@ def test_each_receiver_has_a_store_of_its_own_that_ends_after_its_first_transfer
         joiners[k], inits[k] = _joined(rig, k, closing)
     stores = {k: inits[k]["data_plane"]["store"] for k in (1, 2)}
     assert stores[1] != stores[2], f"NET-6 violated: two receivers' Inits name the same store {stores[1]}"
-    stop = threading.Event()
+    ranks = {}
     for k in (1, 2):
-        _heartbeats(joiners[k], k, stop)
-    try:
-        ranks = {}
-        for k in (1, 2):
-            ranks[k] = _Rank(rig, k, inits[k]["data_plane"])
-            ranks[k].join(inits[k]["version"])
-            joiners[k].send(ready(k, inits[k]["version"]))
-        _joins_complete(ws, rig, [1, 2])
-        deadline = time.monotonic() + tm.REACTION + tm.SLACK
-        while (running := [k for k in (1, 2) if _store_runs(stores[k])]) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not running, (f"NET-6 violated: the stores of receivers {running} ({[stores[k] for k in running]}) "
-                             f"still run {tm.REACTION + tm.SLACK:.0f} s after their first transfer")
-        f = rig.send_async(basic(1), workers=[0, 1])
-        receive = joiners[1].recv_past_heartbeats(tm.T)[0]
-        assert receive.get("type") == "Receive", f"NET-2 violated: receiver 1 got {receive!r:.120}, not Receive"
-        ranks[1].take(receive["version"])  # the group outlives its store (NET-6)
-        joiners[1].send(ack(1, receive["version"]))
-        waited(f, "NET-6")
-        for i in (0, 1):
-            rig.model.acked(i, f.version)
-        rig.check([0])
-    finally:
-        stop.set()
+        ranks[k] = _Rank(rig, k, inits[k]["data_plane"])
+        ranks[k].join(inits[k]["version"])
+        joiners[k].send(ready(k, inits[k]["version"]))
+    _joins_complete(ws, rig, [1, 2])
+    deadline = time.monotonic() + tm.REACTION + tm.SLACK
+    while (running := [k for k in (1, 2) if _store_runs(stores[k])]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running, (f"NET-6 violated: the stores of receivers {running} ({[stores[k] for k in running]}) "
+                         f"still run {tm.REACTION + tm.SLACK:.0f} s after their first transfer")
+    f = rig.send_async(basic(1), workers=[0, 1])
+    receive = joiners[1].recv_past_heartbeats(tm.T)[0]
+    assert receive.get("type") == "Receive", f"NET-2 violated: receiver 1 got {receive!r:.120}, not Receive"
+    ranks[1].take(receive["version"])  # the group outlives its store (NET-6)
+    joiners[1].send(ack(1, receive["version"]))
+    waited(f, "NET-6")
+    for i in (0, 1):
+        rig.model.acked(i, f.version)
+    rig.check([0])
 
 
 @pytest.mark.req("NET-3", "NET-2", "SEND-3")
@@ -411,21 +416,16 @@ def test_a_broken_data_plane_names_the_receiver(ws, rigs, closing):
     rank = _Rank(rig, 1, init["data_plane"])
     rank.join(init["version"])
     j.send(ready(1, init["version"]))
-    stop = threading.Event()
-    _heartbeats(j, 1, stop)
-    try:
-        _joins_complete(ws, rig, [1])
-        rank.drop()  # its sockets close: the next transfer to it fails
-        f = rig.send_async(basic(1))
-        t0 = time.monotonic()
-        e = expect_error(ws, "ReceiverDiedError", f.wait, None, ids="NET-3", what="wait() on a send whose transfer "
-                         "fails", limit=tm.REACTION + tm.SLACK, naming=[1])
-        in_time(time.monotonic() - t0 < 5.0,
-                f"NET-3 violated: the failed transfer was named after {time.monotonic() - t0:.1f} s (a lease, not "
-                "the transfer?)")
-        assert e.causes.get(1) == "died", f"NET-3 violated: a failed transfer has cause {e.causes.get(1)!r}, not died"
-    finally:
-        stop.set()
+    _joins_complete(ws, rig, [1])
+    rank.drop()  # its sockets close: the next transfer to it fails
+    f = rig.send_async(basic(1))
+    t0 = time.monotonic()
+    e = expect_error(ws, "ReceiverDiedError", f.wait, None, ids="NET-3", what="wait() on a send whose transfer "
+                     "fails", limit=tm.REACTION + tm.SLACK, naming=[1])
+    in_time(time.monotonic() - t0 < 5.0,
+            f"NET-3 violated: the failed transfer was named after {time.monotonic() - t0:.1f} s (a lease, not "
+            "the transfer?)")
+    assert e.causes.get(1) == "died", f"NET-3 violated: a failed transfer has cause {e.causes.get(1)!r}, not died"
     rig.model.acked(0, f.version)
     rig.check([0])
 
@@ -441,22 +441,18 @@ def test_a_receiver_that_never_builds_its_data_plane_delays_no_other(ws, rigs, c
     if not init["data_plane"]["timeout_ms"] / 1000 > tm.T:
         raise Inconclusive(f"at timescale {tm.SCALE:g} the suite's bound ({tm.T:.0f} s) is not below the data "
                            f"plane's timeout_ms ({init['data_plane']['timeout_ms']} ms): a delayed join cannot be told apart")
-    stop = threading.Event()
-    _heartbeats(j, 1, stop)
+    t0 = time.monotonic()
     try:
-        t0 = time.monotonic()
-        try:
-            rig.connect([2])  # bounded by T; a join that waited out receiver 1's timeout_ms fails here
-            rig.send(basic(1), workers=[0, 2], timeout=tm.T)
-        except (Exception, TooSlow) as e:  # noqa: BLE001
-            cls = TooSlow if isinstance(e, TooSlow) else AssertionError
-            raise cls(
-                f"NET-5 violated: with receiver 1 not building its data plane, receiver 2's join and a send to it "
-                f"failed after {time.monotonic() - t0:.1f} s: {type(e).__name__}: {e}"
-            ) from None
-        rig.check([0, 2])
-    finally:
-        stop.set()
+        rig.connect([2])  # bounded by T; a join that waited out receiver 1's timeout_ms fails here
+        rig.send(basic(1), workers=[0, 2], timeout=tm.T)
+    except (Exception, TooSlow) as e:  # noqa: BLE001
+        cls = TooSlow if isinstance(e, TooSlow) else AssertionError
+        raise cls(
+            f"NET-5 violated: with receiver 1 not building its data plane, receiver 2's join and a send to it "
+            f"failed after {time.monotonic() - t0:.1f} s: {type(e).__name__}: {e}"
+        ) from None
+    rig.check([0, 2])
+    j.hush.set()
     rig.sender.close()
     deadline = time.monotonic() + tm.REACTION
     while (left := new_threads(threads_before)) and time.monotonic() < deadline:
@@ -665,21 +661,17 @@ def test_each_incarnation_gets_a_fresh_prefix_and_a_group_of_its_own(ws, rigs, c
             f"NET-1 violated: a restarted receiver 1's Init names the prefix {prefix!r}, {whose}")
     assert init0["data_plane"]["prefix"] != init1["data_plane"]["prefix"], (
         "NET-1 violated: two receivers' Inits name the same prefix")
+    _heartbeats(second, 1, _SetAtTeardown(closing).event)  # NET-4: it speaks while its rank is built
     rank = _Rank(rig, 1, init2["data_plane"])
     _check_transfer(rank.join(init2["version"]), init2, basic(0), init2["version"])
     second.send(ready(1, init2["version"]))
-    stop = threading.Event()
-    _heartbeats(second, 1, stop)
-    try:
-        _joins_complete(ws, rig, [1])
-        f = rig.send_async(basic(1), workers=[1])
-        receive = second.recv_past_heartbeats(tm.T)[0]
-        assert receive.get("type") == "Receive", f"NET-2 violated: receiver 1 got {receive!r:.120}, not Receive"
-        _check_transfer(rank.take(receive["version"]), init2, basic(1), receive["version"])
-        second.send(ack(1, receive["version"]))
-        waited(f, "NET-2")
-    finally:
-        stop.set()
+    _joins_complete(ws, rig, [1])
+    f = rig.send_async(basic(1), workers=[1])
+    receive = second.recv_past_heartbeats(tm.T)[0]
+    assert receive.get("type") == "Receive", f"NET-2 violated: receiver 1 got {receive!r:.120}, not Receive"
+    _check_transfer(rank.take(receive["version"]), init2, basic(1), receive["version"])
+    second.send(ack(1, receive["version"]))
+    waited(f, "NET-2")
 
 
 # ---- the binding's Receiver against the suite's scripted sender over TCP (peers.ScriptedSender(tcp=True)) ----
@@ -698,7 +690,8 @@ class _TcpSession:
     connect() running there until `connected()`)."""
 
     def __init__(self, pool, closing, *, mode: str = "push", lease_ms: int = 60_000, timeout_ms: int = 60_000,
-                 store: str | None = None, before_init=None, ids: str = "INIT-4"):
+                 store: str | None = None, before_init=None, before_transfer=None, ids: str = "INIT-4"):
+        self.stop = threading.Event()
         self.sender = ScriptedSender(tcp=True)
         closing(self.sender)
         self.worker = pool.get(1)[0]
@@ -720,8 +713,9 @@ class _TcpSession:
             raise AssertionError(f"{ids} violated: the receiver closed its channel before it built its side of the "
                                  f"data plane; its connect() {'returned' if status == 'ok' else 'raised'} {value}"
                                  ) from None
+        if before_transfer is not None:
+            before_transfer(self)
         self.plane.send(data)  # the transfer of Init's version
-        self.stop = threading.Event()
 
     def ready(self) -> dict:
         """The receiver's Ready (past its Heartbeats), and its connect()'s return."""
@@ -974,6 +968,43 @@ def test_a_tcp_receiver_speaks_every_fifth_of_a_short_lease(tcp_session):
     assert state["stopped"] is False, f"NET-4 violated: a receiver whose sender spoke every 0.05 s stopped: {state}"
 
 
+@pytest.mark.waits(2)
+@pytest.mark.req("NET-4", "INIT-4")
+def test_a_tcp_receiver_speaks_through_a_handshake_longer_than_the_lease(tcp_session):
+    """The suite's sender announces lease_ms 500 and beats every 0.05 s; once the receiver's side of the data plane
+    is built it holds back the transfer of Init's version for three leases. A receiver is bound to speak from its
+    join on (NET-4), its handshake included: silent for a lease while it waits for its first transfer (or builds
+    its rank, or applies), a sender would rightly name it gone and a long handshake could never complete. The
+    gaps between its frames are measured as for an idle one; then the transfer goes, and it answers Ready."""
+    lease = 0.5
+    window = 3 * lease * tm.SCALE
+    times: list[float] = []
+
+    def hold_back(s: _TcpSession) -> None:
+        t0 = time.monotonic()
+        while (left := t0 + window - time.monotonic()) > 0:
+            try:
+                msg, _ = s.ch.recv(left)
+            except HarnessError:
+                break
+            except (PeerClosed, ConnectionResetError):
+                raise AssertionError(f"NET-4 violated: the receiver closed its channel {time.monotonic() - t0:.2f} s "
+                                     "into waiting for its first transfer, its sender beating every 0.05 s") from None
+            assert msg.get("type") == "Heartbeat", f"INIT-4 violated: before its first transfer the receiver sent {msg}"
+            times.append(time.monotonic())
+        gaps = [b - a for a, b in zip([t0, *times], [*times, t0 + window])]
+        in_time(max(gaps) < lease, f"NET-4 violated: waiting for its first transfer under Init's lease of {lease:g} s, "
+                                   f"the receiver stayed silent for {max(gaps):.2f} s: a sender names it gone")
+        in_time(len(times) >= window / (lease / 5) / 2,
+                f"NET-4 violated: waiting for its first transfer the receiver sent {len(times)} Heartbeats in "
+                f"{window:.1f} s; it must speak whenever silent for a fifth of the lease ({lease / 5:g} s)")
+
+    s = tcp_session(lease_ms=int(lease * 1000), before_init=lambda s: s.heartbeats(0.05), before_transfer=hold_back,
+                    ids="NET-4")
+    s.ready()
+    s.holds(0, "NET-4, INIT-4")
+
+
 # ---- the binding's Sender with the network times of API-10 ----
 
 
@@ -990,17 +1021,6 @@ def _timed_rig(ws, rigs, n: int, **times):
     return rig
 
 
-class _SetAtTeardown:
-    """An event that `closing` sets at teardown, if the test did not set it before: it stops Heartbeat threads."""
-
-    def __init__(self, closing):
-        self.event = threading.Event()
-        closing(self)
-
-    def close(self) -> None:
-        self.event.set()
-
-
 def _live_rank(ws, rig, k: int, closing) -> tuple[Joiner, dict, _Rank, threading.Event]:
     """Scripted receiver k joined, its rank built and Init's version taken, Ready sent and the join complete; it
     sends Heartbeat every 0.3 s until the returned event is set."""
@@ -1008,10 +1028,8 @@ def _live_rank(ws, rig, k: int, closing) -> tuple[Joiner, dict, _Rank, threading
     rank = _Rank(rig, k, init["data_plane"])
     rank.join(init["version"])
     j.send(ready(k, init["version"]))
-    stop = _SetAtTeardown(closing).event
-    _heartbeats(j, k, stop)
     _joins_complete(ws, rig, [k])
-    return j, init, rank, stop
+    return j, init, rank, j.hush
 
 
 @pytest.mark.waits(2)
@@ -1079,8 +1097,6 @@ def test_a_receiver_that_never_sets_joined_is_gone_after_transfer_timeout(ws, ri
     rig = _timed_rig(ws, rigs, 1, transfer_timeout=timeout)
     j, init = _joined(rig, 0, closing)
     assert init["data_plane"].get("timeout_ms") == 1000, f"API-10 violated: data_plane is {init['data_plane']}"
-    stop = _SetAtTeardown(closing).event
-    _heartbeats(j, 0, stop)
     t0 = time.monotonic()
     expect_error(ws, "ReceiverDiedError", rig.sender.connect, tm.T + timeout, workers=[0], ids="NET-5", naming=[0],
                  what=f"connect(workers=[0]) of a receiver that never sets `joined` (transfer_timeout={timeout:g})",
@@ -1098,9 +1114,6 @@ def test_sixty_four_keys_in_a_receivers_store_never_make_it_gone(ws, rigs, closi
     keys and `joined`: the sender MAY name it gone; either way receivers 0 and 1 are served as before."""
     rig = rigs(basic(0), 3, connect=[0], listen="tcp")
     (j1, init1), (j2, init2) = _joined(rig, 1, closing), _joined(rig, 2, closing)
-    stop = _SetAtTeardown(closing).event
-    for j, k in ((j1, 1), (j2, 2)):
-        _heartbeats(j, k, stop)
     _set_joined(init2["data_plane"], {f"key-{i}": "x" for i in range(65)})
     _set_joined(init1["data_plane"], {f"key-{i}": "x" for i in range(63)})
     time.sleep(0.3)  # not a bound: a sender that counts the keys while it waits has counted these 64 by now, as a rule
