@@ -24,7 +24,7 @@ import threading
 import time
 
 from . import timing as tm
-from .probes import shm_segments
+from .probes import freeze_imports, shm_segments
 from .readers import ReaderCommands
 from .remote import RemoteError, describe_error
 from .targets import ControlledMapping, build_target, held_by
@@ -428,6 +428,7 @@ def main(impl: str, ctrl) -> None:
     except BaseException as e:  # noqa: BLE001
         ctrl.send(("err", RemoteError(type(e).__name__, (), f"cannot import {impl}: {e}")))
         return
+    freeze_imports()  # each open() collects garbage before it counts shared memory (LIFE-5): not torch's objects
     ctrl.send(("ok", os.getpid()))
     while True:
         try:

@@ -299,6 +299,89 @@ def test_a_lane_whose_receiver_floods_its_store_names_it_gone_and_ends_the_store
     assert _refused(store.port, 5), "the flooded store still accepts connections after its lane ended (NET-6)"
 
 
+def test_a_join_whose_store_is_slow_to_start_stalls_no_other_receiver(monkeypatch):
+    """NET-4, SEC-5: torch's TCPStore can take seconds to start (it looks the address up by reverse DNS, which took
+    5 s in one start of 30 on the CI's kind of machine). Made on the thread that keeps the sender's leases and
+    heartbeats, that stalled every other receiver: a connected one heard nothing for its lease and stopped, and the
+    joining one was "never connected (lease expired)" once its Init finally went out. The store is made off that
+    thread, and the joining receiver's lease counts from its Init."""
+    from weightsync import netplane
+
+    store_init = netplane.Store.__init__
+    started = threading.Event()
+
+    def slow_store(self, *args, **kwargs):
+        if started.is_set():  # the second receiver's store: two leases late; not a synchronisation
+            time.sleep(2.0)
+        started.set()
+        store_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(netplane.Store, "__init__", slow_store)
+    sender = ws.Sender({"w": torch.arange(8.0)}, 2, listen="tcp://127.0.0.1:0", lease=1.0, heartbeat=0.2)
+    rxs = [ws.Receiver(sender.url(i)) for i in range(2)]
+    got: dict = {}
+
+    def connect(i):
+        try:
+            got[i] = rxs[i].connect(30)
+        except Exception as e:  # noqa: BLE001 - reported by the assertion below
+            got[i] = e
+
+    threads = [threading.Thread(target=connect, args=(i,)) for i in range(2)]
+    try:
+        threads[0].start()
+        sender.connect(30, workers=[0])
+        threads[1].start()
+        sender.connect(30, workers=[1])
+        for t in threads:
+            t.join(30)
+        assert got == {0: 0, 1: 0}, got
+        assert sender.send(timeout=10) == 1  # both still there: receiver 0 was not cut off meanwhile
+        assert [rx.version for rx in rxs] == [1, 1]
+    finally:
+        for rx in rxs:
+            rx.close()
+        sender.close()
+        for t in threads:
+            t.join(10)
+
+
+def test_a_store_that_cannot_be_made_ends_that_join_only(monkeypatch):
+    """NET-6: a receiver whose store the sender could not make is not left waiting for an Init: its channel ends
+    at once (its connect() fails), and a new process joins with the same URL and is served."""
+    from weightsync import netplane
+
+    store_init, calls = netplane.Store.__init__, []
+
+    def first_fails(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("no store this time")
+        store_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(netplane.Store, "__init__", first_fails)
+    sender = ws.Sender({"w": torch.arange(4.0)}, 1, listen="tcp://127.0.0.1:0", lease=1.0, heartbeat=0.2)
+    first = ws.Receiver(sender.url(0))
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(ws.WeightSyncError):
+            first.connect(10)
+        assert time.monotonic() - t0 < 5, "the join whose store failed waited out its bound"
+        first.close()
+        second = ws.Receiver(sender.url(0))
+        got: dict = {}
+        t = threading.Thread(target=lambda: got.update(version=second.connect(10)))
+        t.start()
+        sender.connect(10)
+        t.join(10)
+        assert got == {"version": 0}
+        assert sender.send(timeout=10) == 1 and second.version == 1
+        second.close()
+    finally:
+        first.close()
+        sender.close()
+
+
 def test_a_handshake_that_outlasts_the_lease_keeps_the_receiver(monkeypatch):
     """NET-4: a receiver speaks from its join on. Building its data plane, the first transfer and its apply can take
     longer than the lease (a large model across hosts): it sends Heartbeats meanwhile, so the sender's connect()

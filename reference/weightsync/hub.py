@@ -214,6 +214,8 @@ class Hub:
             except BlockingIOError:
                 pass
         for peer in self.peers:
+            if peer.store_made is not None:  # its Init can go out now (Publisher._send_network_init)
+                self._joined(peer)
             if peer.lane_failure is not None:
                 (incarnation, why), peer.lane_failure = peer.lane_failure, None
                 if peer.machine.incarnation == incarnation and peer.machine.active:

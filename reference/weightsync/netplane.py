@@ -93,6 +93,22 @@ class Store:
                          _ms(self.transfer_timeout), _ms(self.lease))
 
 
+def make_store(host: str, transfer_timeout: float, lease: float, done: Callable[[Store | Exception], None]) -> None:
+    """Makes a Store on a thread of its own, then hands it, or what it raised, to `done` (from that thread).
+
+    torch's TCPStore looks its address up by reverse DNS while it starts, which can take seconds
+    (5 s, in one start of 30 on a machine whose resolver drops queries): the thread that keeps the
+    sender's leases and heartbeats must not wait on it, or every other receiver falls silent (NET-4)."""
+    def run() -> None:
+        try:
+            made: Store | Exception = Store(host, transfer_timeout, lease)
+        except Exception as e:  # noqa: BLE001 - handed over: the receiver it was for is cut off
+            made = e
+        done(made)
+
+    threading.Thread(target=run, name="weightsync-store", daemon=True).start()
+
+
 class Lane:
     """The sender's side of one receiver's group: sends each submitted slot, in order, from its own thread.
 

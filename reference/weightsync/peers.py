@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .netplane import Lane
+from .netplane import Lane, Store
 from .profiles import UNIX, Profile
 from .protocol import PeerMachine
 from .slots import Group
@@ -24,6 +24,7 @@ class Peer:
     group: Group
     lane: Lane | None = None
     lane_failure: tuple[int, str] | None = None  # (incarnation, why), left by the lane's thread
+    store_made: tuple[Channel, Store | Exception] | None = None  # its Init's store, left by the store's thread
     profile: Profile = UNIX  # the one its channel speaks, chosen by Hub.use
 
     @property

@@ -71,14 +71,42 @@ class Publisher:
         self.hub.write(peer, init, group.handles(peer.profile.introduced(group.slots)))
 
     def _send_network_init(self, peer: Peer) -> None:
-        """Init without slots, naming the data plane; the Init's version follows on it (NET-1, NET-2)."""
+        """Init without slots, naming the data plane; the Init's version follows on it (NET-1, NET-2).
+
+        A join first makes the receiver's store (NET-6) on a thread of its own, which leaves it on the peer
+        and wakes the hub; the hub's `serve` calls this again, and the Init goes out with the version latest
+        then, unless that join is over meanwhile."""
         hub, group = self.hub, peer.group
         assert group.device.type == "cpu", "a tcp:// sender's slots are on the CPU (options.slot_devices, NET-7)"
         channel, latest = peer.channel, group.latest
         assert channel is not None and hub.listener is not None, "a network receiver joined by URL"
         assert isinstance(latest, CpuSlot), "a CPU group's latest slot; version 0 is published when it is made"
+        left, peer.store_made = peer.store_made, None
+        if left is None:
+            ref = weakref.ref(hub)
+
+            def made(store: netplane.Store | Exception) -> None:  # weakly: a store's thread must not keep the hub
+                held = ref()
+                if held is None or held.closed:  # no Init will be written
+                    if isinstance(store, netplane.Store):
+                        store.close()
+                    return
+                peer.store_made = (channel, store)
+                held.wake()
+
+            netplane.make_store(hub.listener.address.sockaddr[0], hub.transfer_timeout, hub.lease, made)
+            return
+        made_for, store = left
+        if hub.closed or made_for is not channel or channel.closed or not peer.machine.init_due(True):
+            if isinstance(store, netplane.Store):
+                store.close()  # that join is over: a new one makes a store of its own
+            return
+        if isinstance(store, Exception):  # it cannot be served: its channel ends before any Init (it may join again)
+            log.error("receiver %d: its data-plane store could not be made: %s", peer.machine.id, store)
+            channel.close()
+            return
+        hub.use(peer, channel, None, peer.profile)  # its lease counts from its Init, where it learns it (NET-4)
         local = channel.sock.getsockname()[0]
-        store = netplane.Store(hub.listener.address.sockaddr[0], hub.transfer_timeout, hub.lease)  # NET-6
         plane = store.data_plane(local, group.nbytes)
         at, known = peer.profile.stands_for(latest.id, [s.id for s in group.slots])
         hub.write(peer, peer.profile.init(peer.machine.id, group.manifest, group.infos(), self.version, latest.id, plane),
