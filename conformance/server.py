@@ -178,8 +178,10 @@ class Server(ReaderCommands):
     # Its gloo rank runs here, not in the suite's process: gloo aborts a process whose receive
     # gets more bytes than it posted, which must cost the suite a worker, not its run.
 
-    def do_rank_join(self, plane: dict) -> bytes:
-        """Rank 1 over Init's `data_plane` (sets `joined` first), then the transfer of Init's version: its bytes."""
+    def do_rank_join(self, plane: dict, after_joined: int = 0) -> bytes:
+        """Rank 1 over Init's `data_plane` (sets `joined` first), then the transfer of Init's version: its bytes.
+        `after_joined`: keys it writes once `joined` is set, and 0.2 s it lets pass, before the group's own keys,
+        as a construction may (NET-6: the sender counts a receiver's keys only until `joined`)."""
         import datetime
 
         import torch.distributed as dist
@@ -193,6 +195,10 @@ class Server(ReaderCommands):
         opts._timeout = timeout
         keys = dist.PrefixStore(plane["prefix"], store)
         keys.set("joined", "1")  # NET-2: the sender builds its side once this key exists
+        if after_joined:
+            for k in range(after_joined):
+                keys.set(f"construction-{k}", "x")
+            time.sleep(0.2)  # not a synchronisation: a sender that still counts keys has looked by now
         self.rank = (dist.ProcessGroupGloo(keys, 1, 2, opts), plane["nbytes"])
         return self.do_rank_take()
 

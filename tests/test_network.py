@@ -278,6 +278,41 @@ def test_a_lane_ends_its_store_after_the_first_transfer():
         lane.close(abort=True)
 
 
+def test_keys_written_once_a_receiver_joined_never_make_it_gone():
+    """NET-6: the sender MAY count a receiver's keys only while it waits for `joined`. One that wrote 64 keys of its
+    own (`joined` included) then builds its group, whose construction adds keys of gloo's: it is served. The lane
+    counted until the group's own key came too, and under load (its poll falling between gloo's keys) named such a
+    receiver gone and ended its store under its construction."""
+    import datetime
+
+    import torch.distributed as dist
+
+    from weightsync import limits, netplane
+
+    store = netplane.Store("127.0.0.1", 30, 5)
+    plane = store.data_plane("127.0.0.1", 64)
+    failures: list[str] = []
+    lane = netplane.Lane(store, plane, "127.0.0.1", failures.append)
+    client = dist.TCPStore("127.0.0.1", store.port, is_master=False, wait_for_workers=False,
+                           timeout=datetime.timedelta(seconds=5))
+    keys = dist.PrefixStore(plane.prefix, client)
+    for k in range(limits.MAX_STORE_KEYS - 1):
+        keys.set(f"mine{k}", "x")
+    keys.set(netplane.JOINED, "1")  # 64 keys of its own
+    for k in range(3):  # what a construction may write before the key the lane waits for next
+        keys.set(f"gloo{k}", "x")
+    time.sleep(3 * netplane.JOIN_POLL)  # not a synchronisation: the lane has looked at the store meanwhile
+    assert not failures, failures
+    lane.submit(0, torch.arange(64, dtype=torch.uint8))
+    inbound = netplane.Inbound(plane, "127.0.0.1", 30)
+    try:
+        b = inbound.receive_now(set())
+        assert torch.equal(inbound.buffers[b], torch.arange(64, dtype=torch.uint8)) and not failures
+    finally:
+        inbound.close()
+        lane.close(abort=True)
+
+
 def test_a_lane_whose_receiver_floods_its_store_names_it_gone_and_ends_the_store():
     """NET-6: more than 64 keys before `joined` make the receiver gone; its store ends with the lane."""
     import datetime

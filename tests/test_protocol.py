@@ -459,6 +459,12 @@ def test_a_channel_that_ends_before_ready_says_the_receiver_never_connected():
     connecting.send_init(0, 0, [0, 1])
     connecting.channel_closed("channel closed: [Errno 32] Broken pipe")
     assert connecting.failure.startswith("never connected (channel closed") and "sender.handle(3)" in connecting.failure
+    joined = PeerMachine(3)  # one that joined by URL did call connect(): its handshake did not finish
+    joined.joined()
+    joined.send_init(0, 0, [])
+    joined.channel_closed("nothing heard for 5 s: its lease expired (NET-4)")
+    assert joined.failure.startswith("never connected (nothing heard") and "joined by URL" in joined.failure
+    assert "called connect()" not in joined.failure
     live = PeerMachine(3)
     live.send_init(0, 0, [0, 1])
     live.handle(Ready(3, 0, "ok"))

@@ -160,6 +160,7 @@ class PeerMachine:
         self.incarnation = 0  # how many channels replaced the first one
         self.unreported = False  # its handshake failed and no connect() has named it yet (INIT-5)
         self.stop_due = False  # dropped: the one Stop its channel may still carry (API-9)
+        self.came = False  # its channel is one it joined on (RDV-3): a process did call connect()
 
     def _step(self, event: str) -> PeerState:
         nxt = SENDER_TABLE.get((self.state, event))
@@ -311,6 +312,7 @@ class PeerMachine:
         """A valid Join takes this receiver's place: as a new handle does, unless nothing was connected (RDV-5)."""
         if self.state is not PeerState.UNCONNECTED:
             self.new_handle()
+        self.came = True
 
     # ---- what arrives ----
 
@@ -367,7 +369,10 @@ class PeerMachine:
     def channel_closed(self, why: str) -> tuple[int, ...]:
         """End of channel (or an expired lease): gone; returns the pending versions it fails (SEND-3).
         Before its Ready it never connected: most often no process was started with its handle."""
-        if self.state is PeerState.CONNECTING:
+        if self.state is PeerState.CONNECTING and self.came:
+            why = (f"never connected ({why}): it joined by URL and its handshake did not finish (its process "
+                   "stopped or exited, or it could not build its data plane)")
+        elif self.state is PeerState.CONNECTING:
             why = (f"never connected ({why}); no process with sender.handle({self.id}) or its URL called "
                    "connect(), or it exited first")
         return self._cut("channel closed", why, DIED)
