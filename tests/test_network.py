@@ -278,16 +278,14 @@ def test_a_lane_ends_its_store_after_the_first_transfer():
         lane.close(abort=True)
 
 
-def test_keys_written_once_a_receiver_joined_never_make_it_gone():
-    """NET-6: the sender MAY count a receiver's keys only while it waits for `joined`. One that wrote 64 keys of its
-    own (`joined` included) then builds its group, whose construction adds keys of gloo's: it is served. The lane
-    counted until the group's own key came too, and under load (its poll falling between gloo's keys) named such a
-    receiver gone and ended its store under its construction."""
+def _lane_and_a_client():
+    """A store and its lane, as a sender makes them for one receiver, and a client of that store, as the
+    receiver's: (store, plane, failures the lane reported, lane, client)."""
     import datetime
 
     import torch.distributed as dist
 
-    from weightsync import limits, netplane
+    from weightsync import netplane
 
     store = netplane.Store("127.0.0.1", 30, 5)
     plane = store.data_plane("127.0.0.1", 64)
@@ -295,6 +293,19 @@ def test_keys_written_once_a_receiver_joined_never_make_it_gone():
     lane = netplane.Lane(store, plane, "127.0.0.1", failures.append)
     client = dist.TCPStore("127.0.0.1", store.port, is_master=False, wait_for_workers=False,
                            timeout=datetime.timedelta(seconds=5))
+    return store, plane, failures, lane, client
+
+
+def test_keys_written_once_a_receiver_joined_never_make_it_gone():
+    """NET-6: the sender MAY count a receiver's keys only while it waits for `joined`. One that wrote 64 keys of its
+    own (`joined` included) then builds its group, whose construction adds keys of gloo's: it is served. The lane
+    counted until the group's own key came too, and under load (its poll falling between gloo's keys) named such a
+    receiver gone and ended its store under its construction."""
+    import torch.distributed as dist
+
+    from weightsync import limits, netplane
+
+    store, plane, failures, lane, client = _lane_and_a_client()
     keys = dist.PrefixStore(plane.prefix, client)
     for k in range(limits.MAX_STORE_KEYS - 1):
         keys.set(f"mine{k}", "x")
@@ -315,18 +326,9 @@ def test_keys_written_once_a_receiver_joined_never_make_it_gone():
 
 def test_a_lane_whose_receiver_floods_its_store_names_it_gone_and_ends_the_store():
     """NET-6: more than 64 keys before `joined` make the receiver gone; its store ends with the lane."""
-    import datetime
+    from weightsync import limits
 
-    import torch.distributed as dist
-
-    from weightsync import limits, netplane
-
-    store = netplane.Store("127.0.0.1", 30, 5)
-    plane = store.data_plane("127.0.0.1", 64)
-    failures: list[str] = []
-    lane = netplane.Lane(store, plane, "127.0.0.1", failures.append)
-    client = dist.TCPStore("127.0.0.1", store.port, is_master=False, wait_for_workers=False,
-                           timeout=datetime.timedelta(seconds=5))
+    store, plane, failures, lane, client = _lane_and_a_client()
     for k in range(limits.MAX_STORE_KEYS + 1):
         client.set(f"junk{k}", "x" * 100)
     lane.thread.join(5)

@@ -167,11 +167,15 @@ class Lane:
     def _joined(self, keys: dist.Store, timeout: float) -> bool:
         """Whether the receiver set its `joined` key, then began its side of the group; False once the lane is
         closed. Never blocks on the store. Its keys are counted only until `joined` (NET-6): the construction
-        that follows writes gloo's own keys beside the receiver's."""
+        that follows writes gloo's own keys beside the receiver's. Each count is taken before the look for
+        `joined`, so a count made while `joined` was still absent holds no key written after it."""
         deadline = Deadline(timeout, self._clock)
         for key, what in ((JOINED, "join the data plane"), (RANK_KEY, "build its side of the data plane")):
-            while not keys.check([key]):
-                if key == JOINED and (n := keys.num_keys()) > limits.MAX_STORE_KEYS:
+            while True:
+                n = keys.num_keys() if key == JOINED else 0
+                if keys.check([key]):
+                    break
+                if n > limits.MAX_STORE_KEYS:
                     raise ValueError(f"the receiver wrote {n} keys into its data-plane store, more than "
                                      f"{limits.MAX_STORE_KEYS} (NET-6)")
                 if self._stop.wait(JOIN_POLL):
