@@ -7,6 +7,8 @@ Seam: netplane.Store, where the sender makes each incarnation's store: it hands 
 host, and its close() does nothing.
 """
 
+import threading
+
 from weightsync import *
 from weightsync import CAPABILITIES, __all__, netplane  # noqa: F401
 
@@ -15,14 +17,17 @@ KILLED_BY = ("conformance/test_network.py::test_each_receiver_has_a_store_of_its
 
 _Store = netplane.Store
 _one: dict = {}
+_made = threading.Lock()  # stores are made on threads of their own: two joins at once share one made store
 
 
 class _SharedStore(_Store):
     def __new__(cls, host, *args, **kwargs):
-        if host not in _one:  # BUG: one store for every incarnation
-            _one[host] = store = object.__new__(cls)
-            _Store.__init__(store, host, *args, **kwargs)
-        return _one[host]
+        with _made:
+            if host not in _one:  # BUG: one store for every incarnation
+                store = object.__new__(cls)
+                _Store.__init__(store, host, *args, **kwargs)
+                _one[host] = store
+            return _one[host]
 
     def __init__(self, *args, **kwargs):
         pass
