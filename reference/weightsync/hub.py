@@ -183,15 +183,20 @@ class Hub:
         if not self.polling:
             self._polls.watch(self._watched())
             ready = self._polls.ready_now()
-            if ready or self.listener is not None or any(
-                    p.profile.leased or (p.channel is not None and (p.channel.wants_write or p.channel.partial_since))
-                    for p in self.peers):
-                self.serve(ready)
+            if not ready and self.listener is None:
+                for p in self.peers:  # bytes to write, a frame in progress or a lease: serve() keeps them
+                    if p.profile.leased or ((ch := p.channel) is not None and (ch.wants_write or ch.partial_since is not None)):
+                        break
+                else:
+                    return  # nothing arrived, nothing due: the common case before a send
+            self.serve(ready)
 
     def next_timer(self, items: list | None = None) -> float | None:
         """Seconds until a frame bound (WIRE-7), a join (RDV-6), a heartbeat or a lease (NET-4) falls due."""
         timers: list[float | None] = [ch.frame_timer() for ch in (self._watched() if items is None else items)
-                                      if ch.partial_since is not None]
+                                      if ch.session.frame.since is not None]
+        if not timers and self.listener is None:
+            return None  # no frame in progress, nothing leased: the common case between sends
         if self.listener is not None:
             timers.append(self.listener.timer())
             now = self.clock()

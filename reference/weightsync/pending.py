@@ -100,7 +100,8 @@ class ChannelPending:
                 return  # fill() took what the socket held, the deadline passed, or close() woke the wait
             if isinstance(event, Message):
                 if isinstance(event.msg, Receive):
-                    self._applier.map(event.msg.new_slots, event.fds)
+                    if event.msg.new_slots:
+                        self._applier.map(event.msg.new_slots, event.fds)
                     self._newest.offer(event.msg)
                 got = True
                 if self._machine.stopped:

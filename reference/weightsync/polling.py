@@ -65,7 +65,7 @@ class PollSet:
 
     def watch(self, channels: list[Channel]) -> None:
         """Polls `channels` from now on, for room to write as well where bytes wait to go out."""
-        key = tuple((ch, ch.wants_write) for ch in channels)
+        key = tuple([(ch, ch.wants_write) for ch in channels])
         if key == self._key:
             return
         poller = select.poll()

@@ -1,14 +1,12 @@
 """Every rule of the protocol, as pure state machines and timers: no torch, no I/O, no threads, no clock of its own.
 
-The tables read row for row like those of spec/04-state-machines.md and
-spec/14-rendezvous.md. `PeerMachine` is the sender's view of one receiver: its
-state, the versions pending on it and their slots, the slots it holds and knows;
-a message from it either returns what it settles or raises a RemoteProtocolError
-naming state, event and requirement. `free_slot` is SLOT-2. A receiver's own
-machine, which walks RECEIVER_TABLE, is receiving.py's `ReceiverMachine`; the join
-by URL is join.py's `JoinMachine`; the timing rules are timers.py's. Every number
-comes from limits.py. Sender and Receiver drive these over sockets; nothing here
-blocks.
+The tables read row for row like those of spec/04-state-machines.md and spec/14-rendezvous.md.
+`PeerMachine` is the sender's view of one receiver: its state, the versions pending on it and
+their slots, the slots it holds and knows; a message from it either returns what it settles or
+raises a RemoteProtocolError naming state, event and requirement. A receiver's own machine, which
+walks RECEIVER_TABLE, is receiving.py's `ReceiverMachine`; the join by URL is join.py's
+`JoinMachine`; the timing rules are timers.py's; SLOT-2 is sending.py's `free_slot`. Every number
+comes from limits.py. Sender and Receiver drive these over sockets; nothing here blocks.
 """
 
 from __future__ import annotations
@@ -187,7 +185,7 @@ class PeerMachine:
         kind = type(msg)
         if kind is Receive:
             assert isinstance(msg, Receive)
-            new = [s.slot for s in msg.new_slots] if slots is None else self.unknown(slots)
+            new = ([s.slot for s in msg.new_slots] if msg.new_slots else []) if slots is None else self.unknown(slots)
             self.send_receive(msg.version, msg.slot if slot is None else slot, new, introduces=True)
         elif kind is Init:
             assert isinstance(msg, Init)
@@ -220,11 +218,11 @@ class PeerMachine:
         and `slot` known once they are (SLOT-1).
         """
         nxt, slots = self._step("send Receive"), list(slots)
-        newest = max(self.pending, default=self.acked)
+        newest = max(self.pending) if self.pending else self.acked
         if newest is not None and version <= newest:
             raise LocalProtocolError(f"receiver {self.id}: version {version} after {newest} (VER-3)")
-        new = self.unknown(slots)
-        if introduces and (len(new) != len(slots) or len(set(new)) != len(new)):
+        new = self.unknown(slots) if slots else slots
+        if introduces and slots and (len(new) != len(slots) or len(set(new)) != len(new)):
             raise LocalProtocolError(f"receiver {self.id}: slot(s) {sorted(set(slots) - set(new))} introduced again "
                                      "(SLOT-5)")
         if introduces and slot not in self.known and slot not in new:
@@ -302,11 +300,9 @@ class PeerMachine:
 
     def refuses_join(self, closing: bool) -> str | None:
         """Why a valid Join for this receiver is refused, or None: one live connection per id (RDV-5)."""
-        if closing:
-            return "refused: the sender is closing"
-        if self.state is PeerState.LIVE:
+        if self.state is PeerState.LIVE and not closing:
             return f"refused: receiver {self.id} is live in another process; one connection per receiver (RDV-5)"
-        return None
+        return "refused: the sender is closing" if closing else None
 
     def joined(self) -> None:
         """A valid Join takes this receiver's place: as a new handle does, unless nothing was connected (RDV-5)."""
@@ -318,6 +314,8 @@ class PeerMachine:
 
     def handle(self, msg: object) -> Settled:
         """Applies a message from this receiver: what it settles, or RemoteProtocolError (SM-S-9)."""
+        if type(msg) is Ack and msg.receiver == self.id and msg.status in STATUSES:  # the answer to every send
+            return self._ack(msg, self._step("recv Ack"))
         event = message_event(msg)
         who = f"receiver {self.id}"
         rid = getattr(msg, "receiver", self.id)
@@ -350,16 +348,20 @@ class PeerMachine:
             self.state = nxt
             return Settled((version,), msg.status, msg.detail)
         assert isinstance(msg, Ack)
-        if msg.version not in self.pending:
-            raise self._bad(
-                event, f"{who} acked version {msg.version}, which is not pending (pending: {sorted(self.pending)})", "ACK-5"
-            )
-        slot = self.pending[msg.version]
-        answered = tuple(v for v in self.pending if v <= msg.version)
-        self.pending = {v: s for v, s in self.pending.items() if v > msg.version}
+        return self._ack(msg, nxt)
+
+    def _ack(self, msg: Ack, nxt: PeerState) -> Settled:
+        """An Ack whose receiver, status and step were checked: it answers each pending version up to its own (ACK-2)."""
+        pending, version = self.pending, msg.version
+        if version not in pending:
+            raise self._bad("recv Ack", f"receiver {self.id} acked version {version}, which is not pending (pending: "
+                            f"{sorted(pending)})", "ACK-5")
+        slot, alone = pending[version], len(pending) == 1  # alone: one version in flight, the common case
+        answered = (version,) if alone else tuple(v for v in pending if v <= version)
+        self.pending = {} if alone else {v: s for v, s in pending.items() if v > version}
         if self.holds_slot:  # ZC-2: after an error it may still read the slot it held
             self.held = {slot} if msg.status == OK else self.held | {slot}
-        self.acked = msg.version if msg.status == OK else None
+        self.acked = version if msg.status == OK else None
         self.state = nxt
         return Settled(answered, msg.status, msg.detail)
 

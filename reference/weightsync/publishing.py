@@ -137,8 +137,9 @@ class Publisher:
         targets = list(range(len(peers))) if workers is None else options.check_workers(workers, len(peers))
         hub.take_arrived()
         source = self.source if weights is None else weights
-        packed = (source if isinstance(source, Packed) and (source is self.source or source.manifest == self.manifest)
-                  else None)  # weights laid out like the slots: one copy (API-8)
+        # weights laid out like the slots: one copy (API-8); a plain dict is looked at first (Packed is an ABC's)
+        packed = (source if type(source) is not dict and isinstance(source, Packed)
+                  and (source is self.source or source.manifest == self.manifest) else None)
         if packed is not None:
             packed.check()  # constant time unless a packed tensor may have left the buffer (API-8)
         else:  # a plain dict goes straight to the checker, which rejects what flatten would (BAD-1, BAD-2)
@@ -160,7 +161,7 @@ class Publisher:
                 raise
         self.version += 1
         future = SendFuture(self.version, targets, hub.take_arrived_if_free, self.wait,
-                            nbytes=sum(group.nbytes for group in chosen), clock=hub.clock)
+                            nbytes=sum([group.nbytes for group in chosen]), clock=hub.clock)
         self.futures[self.version] = future
         # Every group gets each version, once per device, so that a joiner on any
         # device starts from the latest (LIFE-1, LAYOUT-2).
@@ -173,15 +174,14 @@ class Publisher:
             group = peer.group
             slot = chosen[group]
             unknown = peer.machine.unknown(ids[group])  # most sends introduce nothing
-            new_slots = [hub.pool.by_id(group, sid) for sid in peer.profile.introduced(unknown)] if unknown else []
-            msg = peer.profile.receive(self.version, slot.id, tuple(s.info() for s in new_slots))
+            new_slots = [group.slot(sid) for sid in peer.profile.introduced(unknown)] if unknown else []
+            msg = peer.profile.receive(self.version, slot.id, tuple([s.info() for s in new_slots]) if new_slots else ())
             at, known = peer.profile.stands_for(slot.id, ids[group])  # what slot 0 stands for (NET-1)
             hub.write(peer, msg, group.handles(new_slots) if new_slots else (), slot=at, slots=known)
             if peer.lane is not None:  # the version follows on its data plane (NET-2)
                 assert isinstance(slot, CpuSlot), "the network profile carries CPU slots only"
                 peer.lane.submit(self.version, slot.buffer.tensor)
         future._published_after(hub.clock() - started)
-        log.debug("published version %d to %s", self.version, targets)
         return future
 
     def free_slots(self, targets: list[int], deadline: Deadline) -> dict[Group, Slot]:
@@ -195,8 +195,7 @@ class Publisher:
             chosen: dict[Group, Slot] = {}
             full: Group | None = None
             for group in hub.pool.groups.values():
-                pins = [p.machine.pins() for p in peers if p.group is group]
-                slot = hub.pool.choose(group, pins)
+                slot = hub.pool.choose(group, [p.machine.pins() for p in peers if p.group is group])
                 if slot is None:
                     full = group
                     break
@@ -221,8 +220,9 @@ class Publisher:
         """Waits for every target's answer; raises one error naming every receiver at fault (SEND-2, SEND-7)."""
         looked = False
         while True:
-            by = future._settle_by()
-            if future._complete or (by is not None and self.hub.clock() >= by):
+            complete = future._complete
+            by = None if complete else future._settle_by()
+            if complete or (by is not None and self.hub.clock() >= by):
                 error = future._error(timed_out=False)
                 if error is None:
                     return future.version

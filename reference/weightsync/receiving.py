@@ -69,6 +69,8 @@ class ReceiverMachine:
         a Receive updates what is known; Stop moves to stopped. Anything else
         raises RemoteProtocolError naming state, event and requirement (SM-R-7).
         """
+        if type(msg) is Receive:  # the message of every send
+            return self._receive(msg)
         event = message_event(msg)
         if isinstance(msg, Heartbeat):  # changes nothing, in new as in live, on every channel (MSG-4)
             self.state = self._step(event)
@@ -84,12 +86,15 @@ class ReceiverMachine:
         if isinstance(msg, Stop):
             self.state = self._step(event)
             return msg
-        if not isinstance(msg, Receive):
-            raise self._bad(event, f"{type(msg).__name__} does not go to a receiver", "MSG-3")
+        raise self._bad(event, f"{type(msg).__name__} does not go to a receiver", "MSG-3")
+
+    def _receive(self, msg: Receive) -> Receive:
+        event = "recv Receive"
         nxt = self._step(event)
         if self.received is not None and msg.version <= self.received:
             raise self._bad(event, f"Receive of version {msg.version} after version {self.received}", "VER-3")
-        self._introduce(event, msg.new_slots)
+        if msg.new_slots:
+            self._introduce(event, msg.new_slots)
         if msg.slot not in self.known:
             raise self._bad(event, f"Receive names slot {msg.slot}, whose handle never came", "SLOT-1")
         self.received = msg.version

@@ -30,7 +30,8 @@ class ApplyLock:
         self._cond = threading.Condition()
         self._readers = 0
         self._writing = False
-        self._waiting = 0
+        self._waiting = 0  # writers waiting for the readers to leave
+        self._held = 0  # readers waiting for a writer: a writer that leaves wakes them
         self._local = threading.local()
 
     def reading_here(self) -> bool:
@@ -45,7 +46,12 @@ class ApplyLock:
         try:
             if depth == 0:
                 with self._cond:
-                    if not self._cond.wait_for(lambda: not (self._writing or self._waiting), deadline.left()):
+                    self._held += 1
+                    try:
+                        free = self._cond.wait_for(lambda: not (self._writing or self._waiting), deadline.left())
+                    finally:
+                        self._held -= 1
+                    if not free:
                         raise TimeoutError("an apply held the weights past the timeout")
                     self._readers += 1; entered = True  # noqa: E702 - one line: nothing can fall between them
             self._local.depth = depth + 1
@@ -63,6 +69,11 @@ class ApplyLock:
         Raises Cancelled when `cancelled()` turns true while waiting (wake() re-checks it).
         """
         with self._cond:
+            if not (self._readers or self._writing):  # free: no reader can have been held back by this writer
+                if cancelled():
+                    raise Cancelled
+                self._writing = True
+                return True
             waiting = False
             try:
                 self._waiting += 1; waiting = True  # noqa: E702 - one line: nothing can fall between them
@@ -85,7 +96,8 @@ class ApplyLock:
     def release_write(self) -> None:
         with self._cond:
             self._writing = False
-            self._cond.notify_all()
+            if self._held or self._waiting:  # nobody waits after most applies: no wake-up to make
+                self._cond.notify_all()
 
     def wake(self) -> None:
         """Makes waiting writers re-check `cancelled`; bounded, since close() calls it (LIFE-9): a lock that an

@@ -29,7 +29,10 @@ def free_slot(slots: Sequence[int], latest: int | None, pins: Iterable[Iterable[
     taken = {latest}
     for p in pins:
         taken.update(p)
-    return next((s for s in slots if s not in taken), None)
+    for s in slots:
+        if s not in taken:
+            return s
+    return None
 
 
 def readers(slot: int, machines: Iterable[PeerMachine]) -> list[int]:

@@ -120,7 +120,7 @@ class Session:
         if len(self._fds) < n:
             raise RemoteProtocolError(f"the frame lists {n} handles, {len(self._fds)} came with it",
                                       event="recv frame", requirement="WIRE-4")
-        fds = [self._fds.popleft() for _ in range(n)]
+        fds = [self._fds.popleft() for _ in range(n)] if n else []
         if self._fds and not self._reader.partial:
             self.orphans.extend(fds)
             raise RemoteProtocolError("handles came with no frame that lists them", event="recv frame",
@@ -198,5 +198,7 @@ class Session:
 
     def timer(self, now: float) -> float | None:
         """Seconds until a frame bound or a lease or heartbeat falls due; None when nothing is timed."""
+        if self.frame.since is None and self.liveness is None:
+            return None  # no frame in progress, no lease: the common case between messages
         times = [t for t in (self.frame.left(now), self.liveness.left(now) if self.liveness else None) if t is not None]
         return min(times) if times else None

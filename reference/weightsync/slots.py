@@ -258,6 +258,13 @@ class Group:
         self.slots: list[Slot] = []
         self.latest: Slot | None = None
 
+    def slot(self, sid: int) -> Slot:
+        """Its slot `sid` (a group holds a few: a loop is quicker than a map kept in step)."""
+        for s in self.slots:
+            if s.id == sid:
+                return s
+        raise KeyError(f"no slot {sid} in this group")
+
     def infos(self) -> tuple[SlotInfo, ...]:
         return tuple(s.info() for s in self.slots)
 
@@ -314,14 +321,11 @@ class SlotPool:
         group.slots.append(slot)
         return slot
 
-    def by_id(self, group: Group, sid: int) -> Slot:
-        return next(s for s in group.slots if s.id == sid)
-
     def choose(self, group: Group, pins) -> Slot | None:
         """A slot nobody may read, a new one while the group is under its bound, else None (SLOT-2, SLOT-3)."""
         sid = free_slot([s.id for s in group.slots], group.latest.id if group.latest else None, pins)
         if sid is not None:
-            return self.by_id(group, sid)
+            return group.slot(sid)
         if len(group.slots) < self.max_slots:
             return self._allocate(group)
         return None

@@ -161,7 +161,7 @@ class Channel:
             try:
                 if self._takes_handles:
                     n, anc, flags, _ = self.sock.recvmsg_into((view,), _ANC, _CLOEXEC)
-                    fds = _handles(anc)
+                    fds = _handles(anc) if anc else []
                     truncated = bool(flags & _CTRUNC)
                 else:
                     n = self.sock.recv_into(view)
@@ -185,7 +185,7 @@ class Channel:
     @property
     def partial_since(self) -> float | None:
         """When the frame in progress began to arrive; None when no frame is in progress."""
-        return self.frame.since
+        return self.session.frame.since
 
     def next(self) -> tuple[object, list[int]] | None:
         """The next whole message with its handles, or None; a bad frame raises RemoteProtocolError."""
