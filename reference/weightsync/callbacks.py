@@ -16,12 +16,12 @@ Joined = Callable[[Peer], None]
 def weakly(method: Callable[..., None]) -> Callable[..., None]:
     """`method` as a callback that does not keep its object alive: the hub must not hold its owner (the owner
     holds the hub, and an unclosed sender is released when it is collected)."""
-    ref = weakref.WeakMethod(method)
+    owner, func = weakref.ref(method.__self__), method.__func__  # type: ignore[attr-defined]  # a bound method
 
-    def call(*args: object) -> None:
-        bound = ref()
-        if bound is not None:
-            bound(*args)
+    def call(*args: object) -> None:  # one dereference per answer, not a bound method rebuilt (WeakMethod)
+        obj = owner()
+        if obj is not None:
+            func(obj, *args)
 
     return call
 
