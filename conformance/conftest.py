@@ -40,7 +40,7 @@ from .subject import impl, sender_command  # noqa: F401 - the wire tests import 
 from .subject import program_of as _program  # noqa: F401 - test_receiver_wire imports it from here
 
 POOL_SIZE = 3
-#: How the suite starts its receiver processes: spawn (default) or forkserver (the soak: torch imported once).
+#: How the suite starts its receiver processes: forkserver (default: torch imported once) or spawn.
 START_ENV = "WEIGHTSYNC_CONFORMANCE_START"
 
 
@@ -71,7 +71,7 @@ def pool(request):
     """Receiver processes for the whole session, reused by every test (pool.Pool)."""
     from .pool import Pool
 
-    p = Pool(request.config.getoption("--impl"), POOL_SIZE, os.environ.get(START_ENV) or "spawn")
+    p = Pool(request.config.getoption("--impl"), POOL_SIZE, os.environ.get(START_ENV) or "forkserver")
     backstop.register(p)
     yield p
     p.close()

@@ -20,8 +20,10 @@ from . import timing as tm
 from .names import SPEC_DIR, STATE_MACHINE_RULES, TIMESCALE_ENV
 
 ID_RE = re.compile(r"^[A-Z]+(?:-[A-Z])?-\d+$")
-#: Processes the suite spreads over when pytest-xdist is installed and -n is not given.
-DEFAULT_PROCESSES = 3
+#: Processes the suite spreads over when pytest-xdist is installed and -n is not given. Its time is mostly waits
+#: (WIRE-7's ten seconds, leases), so more processes than cores: on 2 cores, 6 took 50-52 s, 4 took 59-67 s, 3 took
+#: 75-77 s, 8 took 55 s.
+DEFAULT_PROCESSES = 6
 #: The environment variable that carries the calibration to xdist's worker processes.
 MEASURE_ENV = "WEIGHTSYNC_CONFORMANCE_MEASURE"
 #: Where --conformance-replay keeps failing examples when it names no folder.

@@ -126,14 +126,15 @@ class Pool:
     """Worker processes for a session. After the first replacement a spare is kept started, so that
     the next one is quick; a session that never replaces a worker never starts one."""
 
-    def __init__(self, impl: str, size: int, start: str = "spawn"):
+    def __init__(self, impl: str, size: int, start: str = "forkserver"):
         self.impl = impl
         self.ctx = mp.get_context(start)
         if start == "forkserver":
-            # Each worker forks from a server that imported torch and the implementation once: a replacement
-            # (after every SIGKILL of the state machine) starts in milliseconds instead of seconds. The server
-            # never touches CUDA.
-            self.ctx.set_forkserver_preload(["torch", impl])
+            # Each worker forks from a server that imported torch and this module once: a worker (one after every
+            # SIGKILL of the state machine) starts in milliseconds, not the second a torch import takes. Never the
+            # implementation: its import may not survive a fork (a CUDA context, threads), so each worker imports
+            # it as a spawned one would. Importing torch touches no CUDA.
+            self.ctx.set_forkserver_preload(["torch", server.__name__])
         self._count = 0
         self.workers = [self._new() for _ in range(size)]
         self.spare: Worker | None = None

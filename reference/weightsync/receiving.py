@@ -89,6 +89,7 @@ class ReceiverMachine:
         raise self._bad(event, f"{type(msg).__name__} does not go to a receiver", "MSG-3")
 
     def _receive(self, msg: Receive) -> Receive:
+        """A Receive: a newer version (VER-3), in a slot whose handle came (SLOT-1), introducing new ones (SLOT-5)."""
         event = "recv Receive"
         nxt = self._step(event)
         if self.received is not None and msg.version <= self.received:

@@ -19,7 +19,7 @@ KILLED_BY = ("conformance/test_versions.py::test_a_full_slot_group_names_only_it
 def _choose(self, group, pins):
     sid = _slots.free_slot([s.id for s in group.slots], group.latest.id if group.latest else None, pins)
     if sid is not None:
-        return self.by_id(group, sid)
+        return group.slot(sid)
     if sum(len(g.slots) for g in self.groups.values()) < self.max_slots:
         return self._allocate(group)
     return None

@@ -24,7 +24,7 @@ def _publish_to_everyone(self, weights, workers, deadline):
         if peer.machine.id in future.workers or peer.machine.state is not PeerState.LIVE or peer.profile.leased:
             continue
         slot = peer.group.latest
-        new_slots = [hub.pool.by_id(peer.group, sid) for sid in peer.machine.unknown(s.id for s in peer.group.slots)]
+        new_slots = [peer.group.slot(sid) for sid in peer.machine.unknown(s.id for s in peer.group.slots)]
         hub.write(peer, Receive(future.version, slot.id, tuple(s.info() for s in new_slots)),
                   peer.group.handles(new_slots))
     return future
