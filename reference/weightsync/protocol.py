@@ -185,7 +185,7 @@ class PeerMachine:
         kind = type(msg)
         if kind is Receive:
             assert isinstance(msg, Receive)
-            new = ([s.slot for s in msg.new_slots] if msg.new_slots else []) if slots is None else self.unknown(slots)
+            new = [s.slot for s in msg.new_slots] if slots is None else self.unknown(slots)
             self.send_receive(msg.version, msg.slot if slot is None else slot, new, introduces=True)
         elif kind is Init:
             assert isinstance(msg, Init)
