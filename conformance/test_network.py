@@ -14,6 +14,7 @@ import signal
 import socket
 import threading
 import time
+from typing import NoReturn
 
 import msgpack
 import pytest
@@ -693,6 +694,7 @@ class _TcpSession:
     def __init__(self, pool, closing, *, mode: str = "push", lease_ms: int = 60_000, timeout_ms: int = 60_000,
                  store: str | None = None, before_init=None, before_transfer=None, ids: str = "INIT-4"):
         self.stop = threading.Event()
+        self.beats: list[float] = []
         self.sender = ScriptedSender(tcp=True)
         closing(self.sender)
         self.worker = pool.get(1)[0]
@@ -731,15 +733,31 @@ class _TcpSession:
         return msg
 
     def heartbeats(self, every: float) -> None:
-        """A thread that sends Heartbeat every `every` seconds until the test ends (NET-4, the sender's side)."""
+        """A thread that sends Heartbeat every `every` seconds until the test ends (NET-4, the sender's side); when
+        each went is kept in `beats`."""
+        self.beats.append(time.monotonic())
+
         def beat():
             while not self.stop.wait(every):
                 try:
                     self.ch.send(HEARTBEAT)
                 except OSError:
                     return
+                self.beats.append(time.monotonic())
 
         threading.Thread(target=beat, daemon=True, name="conformance-beat").start()
+
+    def closed_early(self, t0: float, lease: float, doing: str) -> NoReturn:
+        """The receiver closed its channel while this sender beat: a violation of NET-4, unless this sender's own
+        beats paused for half the lease (a machine too busy to keep them), which is a matter of time (TooSlow)."""
+        now = time.monotonic()
+        beats = [*self.beats, now]
+        gap = max(b - a for a, b in zip(beats, beats[1:]))
+        what = (f"NET-4 violated: the receiver closed its channel {now - t0:.2f} s into {doing} under a lease of "
+                f"{lease:.2f} s, its sender beating every {lease / 10:.2f} s")
+        if gap >= lease / 2:
+            raise TooSlow(f"{what} (but the longest pause between the suite's own Heartbeats was {gap:.2f} s)")
+        raise AssertionError(f"{what} (the longest pause between them {gap:.2f} s)")
 
     def publish(self, version: int) -> None:
         """Receive(version, 0), then its transfer (NET-1: slot 0 names the data plane)."""
@@ -939,14 +957,15 @@ def test_a_tcp_receiver_leaves_its_store_alone_once_its_group_is_built(tcp_sessi
 @pytest.mark.waits(3)
 @pytest.mark.req("NET-4")
 def test_a_tcp_receiver_speaks_every_fifth_of_a_short_lease(tcp_session):
-    """The suite's sender announces lease_ms 500 and sends Heartbeat every 0.05 s. For two seconds of idleness
-    the gaps between the receiver's frames are measured: it must speak whenever silent for a fifth of the lease
-    (0.1 s), counted with a factor 2 to spare, and never stay silent for a lease (NET-4); it does not stop."""
-    lease = 0.5
+    """The suite's sender announces a lease of 0.5 s (times the timescale: a machine too busy to beat that often
+    gets a longer one at the re-check) and sends Heartbeat every tenth of it. For four leases of idleness the gaps
+    between the receiver's frames are measured: it must speak whenever silent for a fifth of the lease, counted
+    with a factor 2 to spare, and never stay silent for a lease (NET-4); it does not stop."""
+    lease = 0.5 * tm.SCALE
     s = tcp_session(lease_ms=int(lease * 1000))
-    s.heartbeats(0.05)
+    s.heartbeats(lease / 10)
     s.ready()
-    window = 2.0 * tm.SCALE
+    window = 4 * lease
     t0 = last = time.monotonic()
     times = []
     while (left := t0 + window - time.monotonic()) > 0:
@@ -955,8 +974,7 @@ def test_a_tcp_receiver_speaks_every_fifth_of_a_short_lease(tcp_session):
         except HarnessError:
             break
         except (PeerClosed, ConnectionResetError):
-            raise AssertionError(f"NET-4 violated: the receiver closed its channel {time.monotonic() - t0:.2f} s "
-                                 "into its lease of 0.5 s, with Heartbeats every 0.05 s from its sender") from None
+            s.closed_early(t0, lease, "idle")
         times.append(time.monotonic())
     gaps = [b - a for a, b in zip([last, *times], times)]
     worst = max(gaps + [t0 + window - (times[-1] if times else last)])
@@ -977,8 +995,8 @@ def test_a_tcp_receiver_speaks_through_a_handshake_longer_than_the_lease(tcp_ses
     join on (NET-4), its handshake included: silent for a lease while it waits for its first transfer (or builds
     its rank, or applies), a sender would rightly name it gone and a long handshake could never complete. The
     gaps between its frames are measured as for an idle one; then the transfer goes, and it answers Ready."""
-    lease = 0.5
-    window = 3 * lease * tm.SCALE
+    lease = 0.5 * tm.SCALE
+    window = 3 * lease
     times: list[float] = []
 
     def hold_back(s: _TcpSession) -> None:
@@ -989,8 +1007,7 @@ def test_a_tcp_receiver_speaks_through_a_handshake_longer_than_the_lease(tcp_ses
             except HarnessError:
                 break
             except (PeerClosed, ConnectionResetError):
-                raise AssertionError(f"NET-4 violated: the receiver closed its channel {time.monotonic() - t0:.2f} s "
-                                     "into waiting for its first transfer, its sender beating every 0.05 s") from None
+                s.closed_early(t0, lease, "waiting for its first transfer")
             assert msg.get("type") == "Heartbeat", f"INIT-4 violated: before its first transfer the receiver sent {msg}"
             times.append(time.monotonic())
         gaps = [b - a for a, b in zip([t0, *times], [*times, t0 + window])]
@@ -1000,7 +1017,7 @@ def test_a_tcp_receiver_speaks_through_a_handshake_longer_than_the_lease(tcp_ses
                 f"NET-4 violated: waiting for its first transfer the receiver sent {len(times)} Heartbeats in "
                 f"{window:.1f} s; it must speak whenever silent for a fifth of the lease ({lease / 5:g} s)")
 
-    s = tcp_session(lease_ms=int(lease * 1000), before_init=lambda s: s.heartbeats(0.05), before_transfer=hold_back,
+    s = tcp_session(lease_ms=int(lease * 1000), before_init=lambda s: s.heartbeats(lease / 10), before_transfer=hold_back,
                     ids="NET-4")
     s.ready()
     s.holds(0, "NET-4, INIT-4")
@@ -1180,18 +1197,19 @@ def test_a_sender_beats_at_its_heartbeat_and_cuts_off_a_silent_receiver_between_
 @pytest.mark.waits(2)
 @pytest.mark.req("NET-4", "SM-R-3")
 def test_a_tcp_receiver_stops_once_its_sender_is_silent_for_the_lease_not_the_transfer_timeout(tcp_session):
-    """The suite's sender announces lease_ms 1000 and timeout_ms 60000, sends Heartbeat every 0.1 s until the
-    receiver is live, then falls silent with its channel open (a frozen trainer, a cut network), reading what the
-    receiver sends. Having heard nothing for the lease, the receiver must stop (NET-4, SM-R-3) within the lease and
-    the reaction bound, closing its channel: one that took its lease from timeout_ms would wait a minute."""
-    lease = 1.0
+    """The suite's sender announces a lease of 1 s (times the timescale) and timeout_ms 60000, sends Heartbeat every
+    tenth of the lease until the receiver is live, then falls silent with its channel open (a frozen trainer, a
+    cut network), reading what the receiver sends. Having heard nothing for the lease, the receiver must stop
+    (NET-4, SM-R-3) within the lease and the reaction bound, closing its channel: one that took its lease from
+    timeout_ms would wait a minute."""
+    lease = 1.0 * tm.SCALE
     s = tcp_session(lease_ms=int(lease * 1000), timeout_ms=60_000)
-    s.heartbeats(0.1)
+    s.heartbeats(lease / 10)
     s.ready()
     s.stop.set()  # silent from now on
     t0 = time.monotonic()
     closed = s.ch.closed_by_peer(lease + tm.REACTION)
     in_time(closed, f"NET-4 violated: the receiver heard nothing from its sender for {time.monotonic() - t0:.1f} s "
-                    f"(Init's lease_ms: 1000, timeout_ms: 60000) and kept its channel open")
+                    f"(Init's lease_ms: {int(lease * 1000)}, timeout_ms: 60000) and kept its channel open")
     state = s.worker.call("state")
     assert state["stopped"] is True, f"SM-R-3, NET-4 violated: the receiver closed its channel but is not stopped: {state}"

@@ -157,7 +157,7 @@ def test_wait_can_be_called_again_after_timeout(local, weights):
     t0 = time.monotonic()
     with pytest.raises(ws.SyncTimeoutError) as info:
         sender.send(pattern(MANIFEST, 1), timeout=0.3)
-    assert time.monotonic() - t0 < 3
+    assert time.monotonic() - t0 < 10  # SEND-2: 0.3 s and the grace; far from them, for a busy machine
     assert info.value.workers == [0] and info.value.version == 1
     assert isinstance(info.value, TimeoutError)
     assert sender.version == 1, "a published version stays consumed"
@@ -465,16 +465,17 @@ def test_zero_copy_weights_stay_readable_after_close(tmp_path):
 
 
 def test_connect_names_a_gone_receiver_without_waiting_for_the_others(weights):
-    """INIT-5, SEND-2: a failure known early is raised early."""
+    """INIT-5, SEND-2: a failure known early is raised early: after SEND-7's one-second window, long before the
+    timeout (a bound far from both, so that a busy machine does not fail it)."""
     sender = ws.Sender(weights, 2)
     silent = ws.Receiver(sender.handle(1))
     sender.handle(0)  # reaches no process: gone at once
     try:
         t0 = time.monotonic()
         with pytest.raises(ws.ReceiverDiedError) as info:
-            sender.connect(timeout=5)
+            sender.connect(timeout=30)
         assert info.value.workers == [0]
-        assert time.monotonic() - t0 < 2
+        assert time.monotonic() - t0 < 15
     finally:
         sender.close()
         silent.close()
