@@ -414,6 +414,25 @@ def test_receivers_that_fail_within_a_second_of_each_other_are_named_together(ri
     rig.check()
 
 
+@pytest.mark.req("SEND-7", "SEND-2", "ACK-6")
+@pytest.mark.needs("mapping", "pull")
+def test_a_timeout_inside_the_collecting_window_names_the_silent_beside_the_failed(rigs, ws):
+    """Receiver 1's apply fails at once; receiver 0 (pull, never polling) stays silent; the send's timeout passes
+    inside the 1 s SEND-7 collects answers for after that failure. The call raises at its timeout, one error
+    naming both: 1 with cause error, 0 with cause timeout, an instance of ReceiverError and of SyncTimeoutError.
+    (The timeout grows with the timescale up to 0.9 s: it must fall inside the window, which does not grow.)"""
+    rig = rigs(basic(0), 2, modes=["pull", "push"])
+    rig.workers[1].call("fault", "raise")
+    timeout = min(tm.TIMED * tm.SCALE, 0.9)
+    e = expect_error(ws, "ReceiverError", rig.sender.send, basic(1), timeout=timeout, ids="SEND-7",
+                     what=f"send(timeout={timeout:g}) where receiver 1 fails at once and receiver 0 never answers",
+                     limit=timeout + tm.SLACK)
+    occurred("SEND-7.h")  # a failure known, the timeout passed inside its window
+    assert e.causes == {0: "timeout", 1: "error"} and isinstance(e, ws.SyncTimeoutError), (
+        f"SEND-7 violated: receiver 1 failed and receiver 0 had not answered when the timeout passed: one error "
+        f"names both (1: error, 0: timeout); it was {type(e).__name__} with causes {e.causes}")
+
+
 @pytest.mark.req("SEND-7", "INIT-3", "API-4")
 @pytest.mark.needs("mapping")
 def test_receivers_that_refuse_one_connect_within_a_second_are_named_together(rigs, ws):

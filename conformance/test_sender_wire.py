@@ -321,17 +321,28 @@ def test_versions_arrive_in_order_bit_for_bit_and_a_send_returns_after_every_ack
         all_canonical(peer)
 
 
-@pytest.mark.req("ACK-2", "VER-4", "SEND-5")
-def test_an_ack_answers_every_pending_receive_up_to_its_version(program, peers):
+@pytest.mark.req("ACK-2", "ACK-6", "VER-4", "SEND-5")
+@pytest.mark.parametrize("status", ["ok", "error"])
+def test_an_ack_answers_every_pending_receive_up_to_its_version(program, peers, status):
+    """Three versions pending at both receivers; each acks only the newest, receiver 1 with `status`. An Ack(error)
+    answers the older versions too (ACK-2): each of their sends fails at once naming receiver 1, none waits out
+    its timeout (ACK-6)."""
     p = program()
     a, b = joined(p, peers)
     versions = [published(p.ask(f"async {seed}")) for seed in (21, 22, 23)]
     for peer, rid in ((a, 0), (b, 1)):
         for v in versions:
             assert next_receive(peer)["version"] == v
-        peer.send(ack(rid, versions[-1]))
+        peer.send(ack(rid, versions[-1], *(() if rid == 0 else (status, "could not apply"))))
     for v in versions:
-        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", f"ACK-2 violated: Ack({versions[-1]}) did not settle {v}"
+        answer = p.ask(f"wait {v} {tm.T:g}", tm.T + tm.SLACK)
+        if status == "ok":
+            assert answer == f"returned {v}", f"ACK-2 violated: Ack({versions[-1]}) did not settle {v}: {answer!r}"
+        else:
+            version, causes = failed(answer, "ACK-2")
+            assert (version, causes) == (v, {1: "error"}), (
+                f"ACK-2 violated: receiver 1's Ack({versions[-1]}, error) answers version {v} too; its wait gave "
+                f"{answer!r}, expected version {v} failed with receiver 1's error alone")
 
 
 @pytest.mark.req("SLOT-2", "ZC-1", "ZC-2", "SEND-6")

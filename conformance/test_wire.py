@@ -666,6 +666,31 @@ def test_the_spec_vectors_are_understood(ws, rigs, closing):
     waited(f9, "WIRE-9")
 
 
+@pytest.mark.req("ACK-2", "ACK-6", "SEND-7")
+def test_an_error_ack_of_the_newest_fails_every_older_send_pending_there(ws, rigs, closing):
+    """Three versions pending at the scripted receiver alone; it answers only the newest, with Ack(error). That Ack
+    answers the older two as well (ACK-2): each of the three sends fails naming the receiver with cause "error"
+    (ACK-6), none waits out its timeout once the Ack was read."""
+    rig, peer, k = scripted(rigs)
+    closing(peer)
+    futures = [rig.send_async(basic(seed), workers=[k]) for seed in (1, 2, 3)]
+    got = [next_receive(peer, "SEND-1")["version"] for _ in futures]
+    assert got == [f.version for f in futures], f"VER-3 violated: Receives {got} for sends of {[f.version for f in futures]}"
+    peer.send(ack(k, got[-1], "error", "the scripted receiver's apply failed"))
+    newest = expect_error(ws, "ReceiverError", futures[-1].wait, tm.T, ids="ACK-6", what=f"wait() on version {got[-1]}",
+                          naming=[k])
+    assert newest.causes.get(k) == "error", f"ACK-6 violated: the Ack(error) gave cause {newest.causes.get(k)!r}"
+    for f in futures[:-1]:  # the Ack that answers them is read: their outcome is known, a wait ends at once
+        status, value = bounded(_outcome, f.wait, tm.TIMED, limit=tm.TIMED + tm.SLACK, what=f"wait() on {f.version}")
+        assert status == "err" and isinstance(value, ws.ReceiverError) and not isinstance(value, ws.SyncTimeoutError), (
+            f"ACK-2 violated: receiver {k}'s Ack({got[-1]}, error) answers version {f.version} too, but its wait gave "
+            f"{value!r}")
+        check_receiver_error(ws, value, f"wait() on version {f.version}")
+        assert value.causes.get(k) == "error" and value.version == f.version, (
+            f"ACK-2 violated: version {f.version}, answered by receiver {k}'s Ack({got[-1]}, error), failed as "
+            f"version {value.version} with causes {value.causes}")
+
+
 def _outcome(fn, *args):
     try:
         return ("ok", fn(*args))

@@ -214,3 +214,26 @@ def test_an_answer_the_socket_takes_at_once_needs_no_clock():
     assert theirs.recv(1024) == wire.frame(Ack(0, 3, OK, ""))
     theirs.close()
     ch.close()
+
+
+def test_a_spin_on_a_busy_machine_ends_within_its_time_and_the_wait_within_its_own(monkeypatch):
+    """Found beside eight busy processes: each yield of the core gave it away for milliseconds, so 400 of them
+    took seconds, and a sender waiting 0.2 s for its next Heartbeat (NET-4) sent none before the lease ran out.
+    The spin is bounded in time, and a wait of `millis` ends within about that, however slow each yield."""
+    import time
+
+    monkeypatch.setattr(polling.os, "sched_yield", lambda: time.sleep(0.005))  # a loaded core: 5 ms a yield
+    r, w = os.pipe()
+    try:
+        poller = select.poll()
+        poller.register(r, select.POLLIN)
+        spin = polling.Spin()
+        t0 = time.monotonic()
+        assert spin.poll(poller, 50) == []
+        took = time.monotonic() - t0
+        assert took < 0.05 + 0.1, f"a wait of 50 ms took {took * 1000:.0f} ms (400 yields of 5 ms: 2 s)"
+        os.write(w, b"x")
+        assert spin.poll(poller, -1) != []  # an event ends a wait with no bound, spin or not
+    finally:
+        os.close(r)
+        os.close(w)

@@ -69,6 +69,9 @@ WRITE_BOUND = REACTION_BOUND
 #: millisecond): a small model's next message comes within that, and a process woken on an idle core of a
 #: virtual machine takes tens of microseconds more than one that never slept (polling.Spin).
 SPIN_POLLS = 400
+#: The longest a spin lasts: 400 polls take under a millisecond on an idle core, and seconds where every yield
+#: gives the core to a busy process for its time slice.
+SPIN_SECONDS = 0.002
 #: Waits that sleep at once after a spin that found nothing (polling.Spin): a worker whose versions come
 #: milliseconds or more apart spins before one wait in seventeen.
 SPIN_REST = 16

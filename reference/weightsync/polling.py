@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import select
+import time
 from typing import TYPE_CHECKING, cast
 
 from . import limits
@@ -39,16 +40,24 @@ class Spin:
         self._rest = 0
 
     def poll(self, poller: select.poll, millis: int) -> list[tuple[int, int]]:
-        """`poller.poll(millis)`, spinning first unless this spin rests (see the class)."""
+        """`poller.poll(millis)`, spinning first unless this spin rests (see the class). The spin ends after
+        SPIN_SECONDS, and counts toward `millis`: on a loaded core each yield may give it away for milliseconds,
+        and 400 of those would outlast a Heartbeat's interval (NET-4)."""
         if millis and self._rest:
             self._rest -= 1
         elif millis:
+            start = time.monotonic()
+            end = start + (limits.SPIN_SECONDS if millis < 0 else min(limits.SPIN_SECONDS, millis / 1000))
             for _ in range(limits.SPIN_POLLS):
                 events = poller.poll(0)
                 if events:
                     return events
                 os.sched_yield()
+                if time.monotonic() >= end:
+                    break
             self._rest = limits.SPIN_REST
+            if millis > 0:
+                millis = max(0, millis - int((time.monotonic() - start) * 1000))
         return poller.poll(millis)
 
 
