@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 import select
-import time
 from typing import TYPE_CHECKING, cast
 
 from . import limits
+from .clock import monotonic  # real time: a spin is about the core, not the protocol's clock
 
 if TYPE_CHECKING:
     from .rendezvous import Listener
@@ -46,18 +46,18 @@ class Spin:
         if millis and self._rest:
             self._rest -= 1
         elif millis:
-            start = time.monotonic()
+            start = monotonic()
             end = start + (limits.SPIN_SECONDS if millis < 0 else min(limits.SPIN_SECONDS, millis / 1000))
             for _ in range(limits.SPIN_POLLS):
                 events = poller.poll(0)
                 if events:
                     return events
                 os.sched_yield()
-                if time.monotonic() >= end:
+                if monotonic() >= end:
                     break
             self._rest = limits.SPIN_REST
             if millis > 0:
-                millis = max(0, millis - int((time.monotonic() - start) * 1000))
+                millis = max(0, millis - int((monotonic() - start) * 1000))
         return poller.poll(millis)
 
 
