@@ -295,6 +295,29 @@ def test_a_receiver_that_falls_silent_is_named_within_the_lease(ws, rigs, closin
     rig.check()
 
 
+@pytest.mark.waits(5)
+@pytest.mark.req("NET-4", "INIT-5", "SEND-7")
+def test_a_joiner_silent_from_its_init_on_is_named_by_the_lease(ws, rigs, closing):
+    """A scripted receiver joins (Welcome), is sent its Init and then says nothing at all: no Ready, no Heartbeat.
+    The sender counts its lease from that Init (NET-4), so connect() names it gone by the lease, "lease expired"
+    (ReceiverDiedError), long before connect()'s own timeout; one that starts the lease at the first frame it
+    hears would wait out that timeout."""
+    rig = rigs(basic(0), 2, connect=[0], listen="tcp")
+    j, init = _joined(rig, 1, closing, beat=False)
+    lease = init["data_plane"]["lease_ms"] / 1000
+    bound = lease + tm.REACTION + tm.SLACK  # from the Init on; kept under Init's transfer timeout (60 s) even re-checked
+    t0 = time.monotonic()
+    e = expect_error(ws, "ReceiverDiedError", rig.sender.connect, bound + tm.SLACK, workers=[1], ids="NET-4",
+                     naming=[1], what="connect() of a joiner silent since its Init", limit=bound + 2 * tm.SLACK)
+    in_time(time.monotonic() - t0 <= bound, f"NET-4 violated: a joiner silent since its Init was named only after "
+                                            f"{time.monotonic() - t0:.1f} s, under a lease of {lease:g} s: {e}")
+    occurred("NET-4.i")  # a joiner silent from its Init on was named
+    assert e.causes == {1: "died"}, f"NET-4 violated: the silent joiner is named with causes {e.causes}"
+    rig.model.gone(1)
+    rig.send(basic(1), workers=[0])  # SEC-5: the other receiver is served as before
+    rig.check()
+
+
 class _Rank:
     """The suite's gloo rank for scripted receiver k (NET-2), run by the rig's worker k, which the
     scripted receiver leaves idle: gloo aborts a process whose receive gets more bytes than it
