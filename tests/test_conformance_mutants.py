@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.mutants._first import STOPPED_INCONCLUSIVE
+
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS_DIR = Path(__file__).resolve().parent / "mutants"
 MUTANTS = sorted(p.stem for p in MUTANTS_DIR.glob("*.py") if not p.stem.startswith("_"))
@@ -131,8 +133,6 @@ class Run:
 
 def kill(impl: str, killed_by, *extra: str, extra_path: str = "") -> tuple[int | None, str, list[str], float]:
     """A mutant's run (run_suite, -x, its KILLED_BY first), run again while its killing test is inconclusive."""
-    from tests.mutants._first import STOPPED_INCONCLUSIVE
-
     first = [f"--run-first={node}" for node in killed_by]
     for _ in range(KILL_TRIES):
         rc, out, named, elapsed = run_suite(impl, "-x", "-v", "-p", "tests.mutants._first", *first, *extra,
@@ -323,8 +323,6 @@ def test_a_killing_test_that_is_inconclusive_stops_the_run_which_is_run_again(tm
     monkeypatch.setattr(sys.modules[__name__], "run_suite", lambda *a, **k: runs.append(a) or real(*a, **k))
     killer = "conformance/test_consistency.py::test_a_waiting_apply_holds_new_readers_back"
     rc, out, named, _ = kill("dies_in_receivers", [killer], extra_path=str(tmp_path))
-    from tests.mutants._first import STOPPED_INCONCLUSIVE
-
     assert rc == 2 and not named and f"{STOPPED_INCONCLUSIVE} ({killer})" in out, f"exit {rc}:\n{out[-3000:]}"
     assert "1 inconclusive in" in out, f"more than the killing test ran:\n{out[-3000:]}"
     assert len(runs) == KILL_TRIES, f"{len(runs)} runs"

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.verdict import INCONCLUSIVE
+
 #: Printed when a named test was inconclusive and the run stopped there.
 STOPPED_INCONCLUSIVE = "run-first test inconclusive: the run stops here"
 
@@ -50,7 +52,7 @@ def pytest_collection_modifyitems(config, items):
 def pytest_runtest_makereport(item, call):
     rep = yield
     c = getattr(rep, "conformance", None)
-    if c and c.get("outcome") == "inconclusive" and any(
+    if c and c.get("outcome") == INCONCLUSIVE and any(
             _matches(item.nodeid, wanted) for wanted in item.config.getoption("--run-first")):
         item.session.shouldstop = f"{STOPPED_INCONCLUSIVE} ({item.nodeid})"
     return rep
