@@ -48,6 +48,7 @@ class Clause:
     source: Path
     gap: str = ""  # why no test makes the condition true yet (the inventory's open debt, listed in the report)
     unobservable: str = ""  # why no test can, through the binding
+    reference: str = ""  # a choice of the reference alone (no binding is held to it): its own tests that check it
 
 
 def load(directory: Path = CLAUSE_DIR) -> dict[str, Clause]:
@@ -63,7 +64,7 @@ def load(directory: Path = CLAUSE_DIR) -> dict[str, Clause]:
                     raise ValueError(f"{path.name}: clause {cid} defined twice")
                 out[cid] = Clause(cid, req, c["text"], c["condition"], tuple(c.get("tests", ())),
                                   bool(c.get("probe", False)), path, c.get("gap", "") or c.get("pending", ""),
-                                  c.get("unobservable", ""))
+                                  c.get("unobservable", ""), c.get("reference", ""))
     return out
 
 
@@ -93,13 +94,15 @@ def exercised(inventory: dict[str, Clause], tests: dict[str, dict], seen: dict[s
                    if e.startswith(STATE_MACHINE) or matches(e, n)}
         by = sorted(by)
         out[cid] = {"exercised": bool(by), "by": by[:5], "probe": c.probe, "condition": c.condition,
-                    "gap": c.gap, "unobservable": c.unobservable}
+                    "gap": c.gap, "unobservable": c.unobservable, "reference": c.reference}
     return out
 
 
 def never(result: dict[str, dict]) -> list[str]:
-    """The clauses this run never exercised, those no test can observe left out."""
-    return [cid for cid, r in result.items() if not r["exercised"] and not r["unobservable"]]
+    """The clauses this run never exercised, those no test can observe and the reference's own choices (checked
+    by its own tests, not by the suite) left out."""
+    return [cid for cid, r in result.items() if not r["exercised"] and not r["unobservable"]
+            and not r.get("reference")]
 
 
 def never_line(cid: str, r: dict) -> str:

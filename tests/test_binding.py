@@ -545,6 +545,28 @@ def test_max_slot_bytes_bounds_what_a_send_may_allocate(local):
         assert sender.send_async({"w": torch.full((1024,), 3.0)}, timeout=5).version == 3
 
 
+@pytest.mark.slow
+def test_a_sender_of_more_than_a_gib_holds_three_slots_whatever_its_receivers(local):
+    """SLOT-3.e, the reference's own rule, with real weights just over 1 GiB (about 4 GiB in all: the weights and
+    three slots): four zero-copy pull receivers that never poll pin the slot of the version they hold and of each
+    one sent them. The default bound would be N+2 = 6; above 1 GiB it is 3, so the sends of 1 and 2 fill the
+    three slots and the send of 3 waits its timeout and fails naming all four, publishing nothing. Once they
+    poll, the next send goes through."""
+    from weightsync import limits
+
+    weights = {"w": torch.zeros((limits.LARGE_SLOT + 4096) // 4)}
+    sender, receivers = local(weights, 4, modes="pull", zero_copy=True)
+    for v in (1, 2):
+        assert sender.send_async(timeout=60).version == v
+    with pytest.raises(ws.SyncTimeoutError) as e:
+        sender.send_async(timeout=1)
+    assert e.value.version is None and sorted(e.value.workers) == [0, 1, 2, 3] and sender.version == 2, e.value
+    assert len(sender._hub.pool.groups[torch.device("cpu")].slots) == 3
+    for r in receivers:
+        assert r.poll(60) == 2
+    assert sender.send_async(timeout=60).version == 3
+
+
 def test_cast_slots_from_packed_weights_and_bad_dtypes(local):
     """LAYOUT-3 in the reference: packed fp32 weights reach a bf16 receiver rounded (the packed buffer's one copy
     does not apply to a slot of another dtype); a dtype that is not floating, or a list of the wrong length,

@@ -46,3 +46,33 @@ def test_reports_of_other_inventories_or_without_clauses_are_refused(tmp_path, c
     assert "no clauses" in capsys.readouterr().err
     with pytest.raises(ValueError):
         tool.merged([{"clauses": {"A-1.a": entry(True)}}, {"clauses": {"A-1.a": entry(True), "A-1.b": entry(True)}}])
+
+
+def test_a_choice_of_the_reference_is_not_listed_as_never_exercised(tmp_path, capsys):
+    """A clause the inventory marks `reference` (a choice of the reference alone, which no binding is held to)
+    is left out of what a run never exercised, as an unobservable one is."""
+    own = {**entry(False, "over 1 GiB"), "reference": "tests/test_x.py::test_y"}
+    report = write(tmp_path, "impl.json", {"A-1.a": entry(True), "A-2.a": own})
+    assert tool.main([report, "--strict"]) == 0
+    assert "A-2.a" not in capsys.readouterr().out
+
+
+def test_each_choice_of_the_reference_names_tests_of_its_own_that_exist():
+    """The `reference` of a clause names the reference's own tests (tests/FILE.py::NAME), each defined there."""
+    import re
+    from pathlib import Path
+
+    from conformance.clauses import load
+
+    root = Path(__file__).resolve().parents[1]
+    marked = {cid: c.reference for cid, c in load().items() if c.reference}
+    assert marked, "no clause of the inventory is marked as the reference's own choice"
+    missing = []
+    for cid, names in marked.items():
+        entries = names.split()
+        assert entries and all(re.fullmatch(r"tests/\w+\.py::\w+", e) for e in entries), (cid, names)
+        for e in entries:
+            path, _, name = e.partition("::")
+            if not re.search(rf"^def {name}\(", (root / path).read_text(), re.M):
+                missing.append(f"{cid}: {e}")
+    assert not missing, missing

@@ -63,11 +63,16 @@ def main() -> int:
             counts: dict[str, int] = {}
             for t in data.get("tests", {}).values():
                 counts[t["outcome"]] = counts.get(t["outcome"], 0) + 1
+            # The tests, not only the requirements: a requirement that other tests passed is not listed as
+            # inconclusive, so the inconclusive tests are what tells which bound a run could not judge.
+            unsure = sorted(n.rsplit("/", 1)[-1] for n, t in data.get("tests", {}).items()
+                            if t["outcome"] == "inconclusive")
             rows.append((k, proc.returncode, wall, data.get("timescale"), counts, data.get("violated"),
-                         data.get("inconclusive")))
+                         data.get("inconclusive"), unsure))
             worst = max(worst, 1 if proc.returncode == 1 else 0)
             print(f"run {k}: exit {proc.returncode}, {wall:.0f} s, timescale {data.get('timescale')}, {counts}, "
-                  f"violated {data.get('violated')}, inconclusive {data.get('inconclusive')}", flush=True)
+                  f"violated {data.get('violated')}, inconclusive {data.get('inconclusive')}"
+                  + (f", inconclusive tests {unsure}" if unsure else ""), flush=True)
     finally:
         for h in hogs:
             h.kill()
