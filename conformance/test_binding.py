@@ -463,6 +463,36 @@ def test_done_callbacks_and_await_give_a_failure_and_a_close(ws, rigs):
     held.call("release")
 
 
+@pytest.mark.req("API-11", "SEND-7")
+@pytest.mark.needs("hooks", "push")
+def test_a_done_callback_runs_once_a_failure_decides_though_another_target_is_silent(ws, rigs):
+    """Receiver 1 fails every apply (Ack(error)) while receiver 0 is held in reading() and answers nothing: the
+    outcome of wait() is decided once SEND-7's window (1 s) closes after that failure, though receiver 0 has not
+    answered, so the done callback runs then, with nobody waiting, and wait(0) raises ReceiverError naming 1
+    alone. A callback kept for the moment every target answered never runs here."""
+    import threading
+
+    rig = rigs(basic(0), 2)
+    silent, failing = rig.workers
+    silent.call("hold")  # receiver 0's apply waits behind reading() until release: no answer (CONS-2)
+    failing.call("fault", "raise")  # receiver 1 answers Ack(error) at once (ACK-7)
+    decided = threading.Event()
+    ran: list = []
+    try:
+        f = rig.send_async(basic(1))
+        f.add_done_callback(lambda fut: (ran.append(fut), decided.set()))
+        bound = 1.0 + tm.T + tm.SLACK  # the window, then the reaction the suite allows any answer
+        in_time(decided.wait(bound), f"API-11 violated: receiver 1 answered Ack(error) and receiver 0 stayed "
+                                     f"silent; SEND-7's window decides the send 1 s after that failure, yet its "
+                                     f"done callback did not run within {bound:.0f} s while nobody waited")
+        assert ran == [f], f"API-11 violated: the done callback ran as {ran}"
+        expect_error(ws, "ReceiverError", f.wait, 0, ids="SEND-7", limit=tm.SLACK, naming=[1],
+                     what="wait(0) after the done callback of a send receiver 1 failed (receiver 0 silent, no timeout) ran")
+    finally:
+        failing.call("fault", None)
+        silent.call("release")
+
+
 @pytest.mark.req("API-8")
 @pytest.mark.needs("pack", "module", "mapping")
 def test_an_optimizer_built_before_pack_keeps_working_and_a_packed_object_is_sent_as_weights(ws):

@@ -519,7 +519,9 @@ def test_a_nested_reading_never_waits_even_for_a_waiting_apply(ws):
     """A push receiver in this process. Thread A opens reading(); a version arrives and its apply waits for A,
     which this test knows once another thread's reading(timeout) is held back (CONS-2: a waiting apply holds new
     blocks back). A then opens a nested reading(): it must enter without waiting (CONS-2: reading() nests, a
-    nested block never waits), still at version 0; once A leaves both blocks the apply runs and the send returns."""
+    nested block never waits), still at version 0; once A leaves both blocks the apply runs and the send returns.
+    Then the thread whose reading(timeout) timed out opens a block and sends: that apply waits for it (a block that
+    timed out leaves its thread outside any block)."""
     import threading
 
     sender, receiver = pair(ws, basic(0), None)
@@ -572,6 +574,20 @@ def test_a_nested_reading_never_waits_even_for_a_waiting_apply(ws):
                                        f"showed version {out['nested'][1]}")
         waited(f, "CONS-2", what="wait() on the version whose apply waited for the reader, once it left")
         assert receiver.version == 1, f"ACK-4 violated: the send returned, receiver.version is {receiver.version}"
+        # This thread's reading(timeout) timed out above: it left this thread outside any block, so its next
+        # reading() is a first block, which the next apply waits for (not a nested one that nobody counts).
+        occurred("CONS-2.g")
+        with receiver.reading(tm.T):
+            g = sender.send_async(basic(2), timeout=tm.T)
+            try:
+                v = g.wait(min(0.5 * tm.SCALE, tm.SHORT))
+            except ws.SyncTimeoutError:
+                v = None  # the apply waits for this block, as it must
+            assert v is None and receiver.version == 1, (
+                f"CONS-2 violated: version {v} was applied and acked inside a reading() block (the receiver shows "
+                f"{receiver.version}) opened by a thread whose earlier reading(timeout) had timed out: a timed-out "
+                "block must leave the thread outside any block, and an apply waits while a block is open")
+        waited(g, "CONS-2", what="wait() on the version whose apply waited for that block, once it ended")
     finally:
         go.set()
         sender.close()

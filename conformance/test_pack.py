@@ -164,6 +164,30 @@ def test_a_packed_target_receives_into_its_buffer(ws):
         receiver.close()
 
 
+@pytest.mark.req("API-8", "ACK-3", "INIT-3")
+@pytest.mark.needs("push", "mapping")
+def test_a_packed_target_laid_out_in_another_order_receives_each_array_by_name(ws):
+    """A target packed from the weights' names, dtypes and shapes in another order (a worker model that registers
+    its layers in another order) has each array at another offset of a buffer as large as the slot: each tensor
+    must still receive its own array, matched by name (INIT-3), at the Init and at a send, not the bytes that lie
+    at its offset in the slot."""
+    weights = {"a": torch.arange(6.0), "b": torch.arange(100.0, 112.0).reshape(3, 4), "c": torch.full((5,), -1.0)}
+    target = ws.pack({n: torch.zeros_like(weights[n]) for n in reversed(list(weights))})
+    sender, receiver = pair(ws, weights, target)
+    try:
+        for version, values in ((0, weights), (1, {n: t * 2 + 1 for n, t in weights.items()})):
+            if version:
+                sent(ws, sender, version, values)
+            for name, t in values.items():
+                assert same_bytes(target[name], t), (
+                    f"API-8, ACK-3 violated: at version {version} the packed target's {name!r} (packed in another "
+                    f"order than the weights) holds {target[name].flatten().tolist()}, not its own array "
+                    f"{t.flatten().tolist()}")
+    finally:
+        sender.close()
+        receiver.close()
+
+
 @pytest.mark.req("API-8")
 def test_distinct_tensors_are_not_tied_even_when_empty(ws):
     """Only one tensor under two names is tied (API-8): distinct tensors with no elements, which may all

@@ -338,7 +338,8 @@ FUTURE_CAPABILITIES = ["x-future-a", "x-future-b"]
 def test_an_init_of_a_later_minor_version_is_taken(subject):
     """A minor version adds only what an older peer of the same major may ignore (WIRE-6), so a receiver refuses
     another major alone (INIT-2): an Init of protocol 1.9 naming capabilities nobody knows is answered Ready(ok),
-    whose capabilities are a subset of the Init's, and its version held."""
+    whose capabilities are a subset of the Init's naming none of those (it shares none of them), and its version
+    held."""
     later = ScriptedSender(protocol="1.9")
     try:
         v0 = arrays(0)
@@ -351,6 +352,11 @@ def test_an_init_of_a_later_minor_version_is_taken(subject):
         shared = ready.get("capabilities", [])
         assert isinstance(shared, list) and set(shared) <= set(FUTURE_CAPABILITIES), (
             f"WIRE-6 violated: Ready names capabilities {shared!r}, not a subset of the Init's {FUTURE_CAPABILITIES}")
+        # Shared means known to both: a receiver that echoes the Init's list claims names no protocol defines, and
+        # a sender of that later version would then send it messages it cannot read.
+        assert not set(shared) & set(FUTURE_CAPABILITIES), (
+            f"WIRE-6 violated: Ready names {sorted(set(shared) & set(FUTURE_CAPABILITIES))}, capabilities no protocol "
+            "defines (the Init's, echoed): Ready carries only those the receiver shares with the sender")
         assert str(ready.get("protocol", "")).split(".")[0] == "1", (
             f"WIRE-6 violated: Ready(ok) gives protocol {ready.get('protocol')!r}, not one of major 1")
         session.send({"type": "Stop"})

@@ -163,7 +163,8 @@ def judge(exc: BaseException, timeout_types: tuple[type, ...] = (), packages: fr
     """Judge a test's exception; inside an exception group (Hypothesis), a violation wins over time.
 
     `timeout_types`: the implementation's SyncTimeoutError. A call that was expected to
-    succeed and timed out without the test catching it is a matter of time, like TooSlow.
+    succeed and timed out without the test catching it is a matter of time, like TooSlow,
+    under the requirement of the binding call it came out of (CALL_IDS).
     `packages`: the implementation's (implementation_packages); an error that came out of one
     of its calls, which no check caught, violates that call's requirement (CALL_IDS).
     """
@@ -181,7 +182,14 @@ def _judge_one(e: BaseException, timeout_types: tuple[type, ...], packages: froz
     if isinstance(e, Inconclusive):
         return Judgement(INCONCLUSIVE, (), _text(e))
     if isinstance(e, TooSlow) or (timeout_types and isinstance(e, timeout_types)):
-        return Judgement("timing", tuple(named(text)), _text(e))
+        ids = named(text)
+        call = None if ids or isinstance(e, TooSlow) else implementation_call(e, packages)
+        if call is not None:
+            # The implementation's own timeout out of a call the test expected to succeed: that call's contract is
+            # what it missed, so a miss the re-check repeats violates it (unnamed, it could only be inconclusive).
+            return Judgement("timing", (call,), f"{type(e).__name__}: {call} violated: the call timed out where the "
+                                                f"spec expects it to succeed ({_text(e)})")
+        return Judgement("timing", tuple(ids), _text(e))
     if type(e).__name__ == "Failed" and text.startswith("Timeout"):
         # pytest-timeout at the suite's budget for the test (timing.budget): the re-check had its room inside it,
         # so this is a hang, judged where it happened.

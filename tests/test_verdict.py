@@ -205,3 +205,30 @@ def test_sigterm_also_stops_the_session_after_its_test():
         assert session.shouldstop and "SIGTERM" in session.shouldstop
     finally:
         stops._SESSION.clear()
+
+
+def test_the_implementations_own_timeout_out_of_a_call_is_timed_under_that_calls_requirement():
+    """A SyncTimeoutError out of a binding call the test expected to succeed is a matter of time (re-checked), and
+    it names that call's requirement, so that a miss the re-check repeats is a violation of it: unnamed, a drop()
+    that waits out its whole timeout every time was only ever inconclusive (the round of 2026-12-01). Its reason
+    reads as the re-check's verdict needs it ("Type: ID violated: ...")."""
+    from conformance.verdict import missed_again
+
+    class SyncTimeoutError(Exception):
+        pass
+
+    namespace = {"__name__": "fakeimpl.core", "SyncTimeoutError": SyncTimeoutError}
+    exec(  # noqa: S102 - frames of a module named like an implementation's
+        "class Sender:\n"
+        "    def drop(self, i, timeout=None):\n"
+        "        raise SyncTimeoutError('receiver(s) [] did not answer in time')\n",
+        namespace,
+    )
+    with pytest.raises(SyncTimeoutError) as info:
+        namespace["Sender"]().drop(0, 1.0)
+    j = judge(info.value, (SyncTimeoutError,), frozenset({"fakeimpl"}))
+    assert (j.kind, j.ids) == ("timing", ("API-9",)), j
+    again = missed_again(j.reason, j.reason, 3.0, 3.0, {"load": 1.0, "rtt_ms": 0.05})
+    assert named(str(again)) == ["API-9"], again
+    # out of no call of the implementation (the suite raised it itself): timed, and still unnamed
+    assert judge(SyncTimeoutError("no ack"), (SyncTimeoutError,), frozenset({"fakeimpl"})).ids == ()
