@@ -3,6 +3,7 @@
 import inspect
 import logging
 import multiprocessing as mp
+import time
 
 import pytest
 import torch
@@ -10,6 +11,7 @@ import torch
 from . import strategies as S
 from . import timing as tm
 from .bounds import bounded
+from .clauses import occurred
 from .conftest import KNOWN_CAPABILITIES
 from .model import describe
 from .names import lacking, roles
@@ -279,7 +281,9 @@ def test_a_done_callback_is_called_once_without_polling_and_may_call_the_sender(
 def test_await_gives_the_version_or_the_error_without_blocking_the_loop(ws, rigs):
     """In asyncio, `await future` gives the version of an acked send, and the event loop runs while the send is
     pending: the target is a pull receiver that polls only once a ticker task has run three times after the
-    await began (bounded), so an await that blocked the loop is seen however fast the machine is."""
+    await began (bounded), so an await that blocked the loop is seen however fast the machine is. The ticker
+    then ends, so the loop is idle when the Ack comes: the await must still end within T of the poll
+    (API-11.l: the outcome wakes a loop that nothing else wakes)."""
     import asyncio
     import threading
 
@@ -287,21 +291,24 @@ def test_await_gives_the_version_or_the_error_without_blocking_the_loop(ws, rigs
     ticked = threading.Event()
     polled: list = []
 
+    acked: list = []
+
     def poll_once_ticked():
         ticked.wait(tm.T)  # not set: the loop did not run while the send was pending; poll anyway
         polled.append(ticked.is_set())
+        time.sleep(0.05)  # the ticker has ended: the loop sleeps in its selector until something wakes it
         rig.polled(0, 1, "API-11")
+        acked.append(time.monotonic())
 
     async def main():
         ticks = 0
 
         async def tick():
             nonlocal ticks
-            while True:
+            while ticks < 3:
                 ticks += 1
-                if ticks >= 3:
-                    ticked.set()
                 await asyncio.sleep(0.001)
+            ticked.set()  # and it ends: the loop is idle, only the await is left
 
         f = rig.send_async(basic(1))
         poller = threading.Thread(target=poll_once_ticked, daemon=True)
@@ -309,12 +316,23 @@ def test_await_gives_the_version_or_the_error_without_blocking_the_loop(ws, rigs
         ticker = asyncio.ensure_future(tick())
         try:
             v = await asyncio.wait_for(f, 2 * tm.T)
+        except (TimeoutError, asyncio.TimeoutError):  # noqa: UP041 - two classes before Python 3.11
+            v = None
         finally:
             ticker.cancel()
             poller.join(tm.T)
-        return f, v
+        return f, v, time.monotonic()
 
-    f, v = asyncio.run(main())
+    f, v, done_at = asyncio.run(main())
+    if not acked:
+        raise TooSlow(f"API-11 violated: the pull receiver did not poll version 1 within {tm.T:.0f} s, so the "
+                      f"await could not be judged (gave {v!r})")
+    if acked:
+        occurred("API-11.l")
+        in_time(v is not None and done_at - acked[0] <= tm.T,
+                f"API-11 violated: `await future` on an idle event loop ended {done_at - acked[0]:.1f} s after the "
+                f"receiver polled the version (within {tm.T:.0f} s expected; gave {v!r}): the outcome did not wake "
+                "the loop")
     rig.model.acked(0, f.version)
     assert v == f.version, f"API-11 violated: await gave {v!r}, expected {f.version}"
     assert polled == [True], (f"API-11 violated: the event loop did not run while `await future` waited for a "

@@ -594,6 +594,74 @@ def test_a_nested_reading_never_waits_even_for_a_waiting_apply(ws):
         receiver.close()
 
 
+@pytest.mark.req("API-7", "API-3", "SEND-5", "CONS-2")
+@pytest.mark.needs("push")
+def test_a_zero_timeout_never_waits(ws):
+    """A timeout of 0 bounds a wait at zero; it is not "no timeout" (API-7.h). A push receiver in this process;
+    thread A holds a reading() block and a version's apply waits for it, seen as in the test above. Then, while
+    A still holds it: this thread's reading(0) raises SyncTimeoutError at once (a waiting apply holds new blocks
+    back, CONS-2); the send's wait(0) raises SyncTimeoutError at once (its target cannot ack yet); send(timeout=0)
+    publishes and raises SyncTimeoutError at once. A leaves only after 2 T, so a zero taken for "no bound" waits
+    seconds. Then every version goes through."""
+    import threading
+
+    sender, receiver = pair(ws, basic(0), None)
+    entered, go = threading.Event(), threading.Event()
+
+    def reader_a():
+        with receiver.reading(tm.T):
+            entered.set()
+            go.wait(2 * tm.T)
+
+    a = threading.Thread(target=reader_a, daemon=True, name="conformance-zero-timeout-reader")
+    try:
+        a.start()
+        in_time(entered.wait(tm.T), f"CONS-2 violated: reading() on an idle receiver did not enter in {tm.T} s")
+        f = sender.send_async(basic(1), timeout=tm.T)
+        deadline, waiting = time.monotonic() + tm.T, False
+        while not waiting and time.monotonic() < deadline:  # until the apply is seen waiting for A
+            try:
+                with receiver.reading(min(0.05 * tm.SCALE, tm.SHORT)):
+                    pass
+                time.sleep(0.01)  # not a verdict: the probe is tried again
+            except ws.SyncTimeoutError:
+                waiting = True
+        if not waiting:
+            raise Inconclusive(f"within {tm.T} s of the send no reading(timeout) in another thread was held back: "
+                               "the apply was never seen waiting for the open block (CONS-2.c decides that)")
+        occurred("API-7.h")
+
+        def entered_block():
+            with receiver.reading(0):
+                return receiver.version
+
+        for what, call in (("reading(0) while an apply waits", entered_block),
+                           ("future.wait(0) while its target cannot ack", lambda: f.wait(0)),
+                           ("send(timeout=0) while its target cannot ack", lambda: sender.send(basic(2), timeout=0))):
+            t0 = time.monotonic()
+            try:
+                got = bounded(call, limit=tm.T, what=what)
+            except HarnessError:
+                raise AssertionError(f"API-7 violated: {what} waited more than {tm.T:.0f} s: a timeout of 0 is a "
+                                     "bound of zero, not no bound") from None
+            except ws.SyncTimeoutError:
+                elapsed = time.monotonic() - t0
+                in_time(elapsed <= tm.SLACK, f"API-7 violated: {what} raised SyncTimeoutError only after "
+                                             f"{elapsed:.1f} s (a timeout of 0 waits for nothing)")
+                continue
+            raise AssertionError(f"API-7 violated: {what} returned {got!r} after {time.monotonic() - t0:.1f} s; "
+                                 "it had to raise SyncTimeoutError at once")
+        go.set()
+        a.join(tm.T + tm.SLACK)
+        waited(f, "CONS-2", what="wait() on the version whose apply waited for the reader, once it left")
+        v = bounded(sender.send, basic(3), timeout=tm.T, limit=tm.T + tm.SLACK, what="a send once A left")
+        assert v == sender.version, f"SEND-1 violated: the send once A left returned {v}, sender.version is {sender.version}"
+    finally:
+        go.set()
+        sender.close()
+        receiver.close()
+
+
 def _local(ws, weights, n: int, **sender_options):
     """A sender of `weights` and n connected push receivers without a target, all in this process."""
     sender = ws.Sender(weights, n, **sender_options)

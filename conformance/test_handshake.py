@@ -333,7 +333,8 @@ def test_a_tensor_given_data_of_another_shape_is_refused_at_the_next_send(ws, ki
     """The sender re-reads its weights object at each send (weights=None): after `t.data = x` on one of
     its tensors, with `x` of another shape and the same number of elements (one that a copy would
     even accept: (6,) into (1, 6)), the send raises WeightsMismatchError and publishes nothing,
-    wherever `x` happens to live. The same tensor objects come again, so both a tensor below and
+    wherever `x` happens to live, and so does a second send of the same weights (BAD-2.f: a refusal leaves
+    nothing behind that lets the next send by). The same tensor objects come again, so both a tensor below and
     one above the old storage's address are tried: a check keyed on remembered pointers cannot pass
     by luck. Once for a module's parameter, once for a tensor of a mapping."""
     weights = {"w": torch.arange(6, dtype=torch.float32).reshape(1, 6), "b": torch.ones(3)}
@@ -357,8 +358,9 @@ def test_a_tensor_given_data_of_another_shape_is_refused_at_the_next_send(ws, ki
             if not chosen:
                 continue  # the allocator put every candidate on one side: that side is not tried
             w().data = chosen[0]
-            expect_error(ws, "WeightsMismatchError", sender.send, timeout=tm.T, ids="BAD-2",
-                         what=f"a send after w.data became a (6,) tensor, {side} the old storage")
+            for attempt in ("a send", "a second send"):  # a refusal remembers nothing that lets the next one by
+                expect_error(ws, "WeightsMismatchError", sender.send, timeout=tm.T, ids="BAD-2",
+                             what=f"{attempt} after w.data became a (6,) tensor, {side} the old storage")
             assert sender.version == version, f"VER-2 violated: the refused send moved the version to {sender.version}"
     except HarnessError as e:
         raise TooSlow(f"SEND-1 violated: {e}") from None

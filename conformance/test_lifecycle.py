@@ -11,9 +11,20 @@ import pytest
 from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
+from .clauses import occurred
 from .model import describe, digest
 from .probes import new_fds, new_threads, open_fds, shm_segments
-from .rig import Background, Rig, expect_error, expect_remote_error, expect_remote_ok, refused, spec_of, waited
+from .rig import (
+    Background,
+    Rig,
+    connect_here,
+    expect_error,
+    expect_remote_error,
+    expect_remote_ok,
+    refused,
+    spec_of,
+    waited,
+)
 from .verdict import TooSlow, checked_nothing, in_time
 
 pytestmark = pytest.mark.needs("push")
@@ -685,6 +696,79 @@ def test_an_interrupt_at_any_line_leaves_close_bounded(ws, side):
                                      f"{side}'s calls, the {what}'s close() raised {type(e).__name__}: {e}") from None
         expect_error(ws, "ClosedError", s.handle, 0, ids="LIFE-6", limit=tm.SLACK,
                      what=f"handle(0) on a sender closed after an interrupt at line {n} of {total}")
+
+
+@pytest.mark.req("LIFE-9", "SEND-1", "API-2", "API-3")
+@pytest.mark.needs("pull")
+@pytest.mark.parametrize("side", ["sender", "receiver"])
+def test_an_interrupt_while_a_call_waits_leaves_the_object_working(ws, side):
+    """Ctrl-C where a blocked call spends its time: SIGINT reaches this (the main) thread while it waits in
+    send(), for the Ack of a pull receiver in this process that does not poll yet, or in poll(), for a version
+    not sent yet. The KeyboardInterrupt comes out of that call; the object then works on as after a timeout
+    there (LIFE-9.d): with the receiver polling, a send returns its version and a send_async's done() turns
+    true; a poll() applies the next version."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("a signal reaches the main thread only; the suite runs this test elsewhere")
+    sender = ws.Sender(basic(0), 1)
+    receiver = ws.Receiver(sender.handle(0), mode="pull")
+    stop, previous, timer = threading.Event(), signal.getsignal(signal.SIGINT), None
+    try:
+        connect_here(ws, sender, [receiver], "a healthy pull receiver")
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        main = threading.main_thread().ident
+        timer = threading.Timer(min(0.5 * tm.SCALE, tm.SHORT), signal.pthread_kill, (main, signal.SIGINT))
+        timer.start()
+        try:
+            if side == "sender":
+                got = sender.send(basic(1), timeout=4 * tm.T)
+            else:
+                got = receiver.poll(4 * tm.T)
+            raise AssertionError(f"{side}'s call returned {got!r} where it had to wait (the harness's setup)")
+        except KeyboardInterrupt:
+            pass
+        finally:
+            timer.cancel()
+            signal.signal(signal.SIGINT, previous)
+        occurred("LIFE-9.d")
+        if side == "receiver":
+            f = bounded(sender.send_async, basic(1), timeout=tm.T, limit=tm.T + tm.SLACK, what="send_async")
+            try:
+                got = bounded(receiver.poll, tm.T, limit=tm.T + tm.SLACK, what="poll() after the interrupted poll()")
+            except HarnessError as e:
+                raise TooSlow(f"LIFE-9 violated: {e}") from None
+            assert got == f.version, (f"LIFE-9 violated: after a KeyboardInterrupt in a waiting poll(), poll() with "
+                                      f"version {f.version} pending gave {got!r}")
+            waited(f, "LIFE-9", what="wait() on the version the receiver polled after its interrupted poll()")
+            return
+
+        def polling():
+            while not stop.is_set():
+                try:
+                    receiver.poll(0.05)
+                except Exception:  # noqa: BLE001 - judged by the sends below
+                    return
+
+        threading.Thread(target=polling, daemon=True, name="conformance-poller").start()
+        waited(sender.send_async(basic(2), timeout=tm.T), "LIFE-9",
+               what="wait() on a send to a polling receiver after a send was interrupted")
+        try:
+            v = bounded(sender.send, basic(3), timeout=tm.T, limit=tm.T + tm.SLACK, what="send() after the interrupt")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"LIFE-9 violated: after a KeyboardInterrupt in a waiting send(), a send to a polling "
+                          f"receiver did not return: {e}") from None
+        assert v == sender.version, f"SEND-1 violated: send() returned {v}, sender.version is {sender.version}"
+        f = bounded(sender.send_async, basic(4), timeout=tm.T, limit=tm.T + tm.SLACK, what="send_async")
+        end = time.monotonic() + tm.T
+        while not f.done() and time.monotonic() < end:
+            time.sleep(0.02)
+        in_time(f.done(), f"LIFE-9 violated: after a KeyboardInterrupt in a waiting send(), the future of a send to "
+                          f"a polling receiver was not done() within {tm.T:.0f} s (API-2)")
+    finally:
+        stop.set()
+        bounded(receiver.close, limit=tm.REACTION + tm.SLACK, what="receiver.close()")
+        bounded(sender.close, limit=tm.REACTION + tm.SLACK, what="sender.close()")
 
 
 @pytest.mark.req("LIFE-4", "API-9", "SM-S-6")

@@ -1044,6 +1044,40 @@ def test_poll_raises_the_violation_of_a_pull_receivers_sender(sender, request):
     _closes(session, "a message of an unknown type", rule="SM-R-7")
 
 
+@pytest.mark.req("SLOT-1", "SLOT-5", "ACK-2", "ACK-1")
+@pytest.mark.needs("pull")
+def test_a_slot_introduced_by_a_skipped_receive_stays_known(sender, request):
+    """A pull receiver (the binding's, in a worker process) that has not polled is sent Receive(1) and Receive(2),
+    each introducing a new slot with its handle; its poll() may skip version 1 (ACK-2: the newest wins). Slot 1
+    was introduced all the same, once (SLOT-5), and its handle came only then (SLOT-1): a later Receive(3) naming
+    slot 1, rewritten with version 3, must be applied and acked ok, not failed for a slot the receiver let go."""
+    if request.config.getoption("--receiver-cmd"):
+        pytest.skip("poll() is the Python binding's; an outside program is judged on the wire")
+    w, session = _live_pull_worker(sender, request)
+    nbytes = layout(arrays(0))[2]
+    fds = {v: sender.slot(v, layout(arrays(v))[1], nbytes, rewritable=True) for v in (1, 2)}
+    for v in (1, 2):
+        session.send({"type": "Receive", "version": v, "slot": v, "new_slots": [slotinfo(v, nbytes)]}, fds=[fds[v]])
+    got = None
+    for _ in range(2):  # the newest at once, or version 1 and then 2 (each poll applies one)
+        status, got = w.outcome("poll", tm.T, bound=tm.T + tm.SLACK + answer_bound())
+        assert status == "ok", f"ACK-1 violated: poll() with Receive(1) and Receive(2) pending gave {status} {got}"
+        if got == 2:
+            break
+    assert got == 2, f"ACK-2 violated: polls with Receive(1) and Receive(2) pending gave {got}, not version 2"
+    _acks_up_to(session, 2, {1, 2}, "after Receive(1) and Receive(2)")
+    occurred("SLOT-1.f")
+    sender.rewrite(1, layout(arrays(3))[1])  # every Receive naming slot 1 is answered: it is free (SLOT-2)
+    session.send({"type": "Receive", "version": 3, "slot": 1, "new_slots": []})
+    status, got = w.outcome("poll", tm.T, bound=tm.T + tm.SLACK + answer_bound())
+    assert (status, got) == ("ok", 3), (
+        f"SLOT-1 violated: poll() of Receive(3) naming slot 1, introduced by a Receive the receiver skipped, gave "
+        f"{status} {got}: a slot introduced once stays known however its Receive was answered")
+    ack, _ = _expect(session, "Ack", "ACK-1")
+    assert (ack.get("version"), ack.get("status")) == (3, "ok"), (
+        f"SLOT-1 violated: Receive(3) naming slot 1, introduced by a skipped Receive, was answered {ack}")
+
+
 @pytest.mark.req("SM-R-4", "LIFE-6")
 @pytest.mark.parametrize("state", ["failed", "stopped"])
 def test_close_of_a_failed_or_stopped_receiver_closes_it(sender, request, state):

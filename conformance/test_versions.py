@@ -82,6 +82,9 @@ def test_pull_newest_wins_and_answers_older(rigs):
 @pytest.mark.req("SEND-5", "SEND-2", "VER-4")
 @pytest.mark.needs("pull")
 def test_wait_times_out_and_can_wait_again(rigs, ws):
+    """wait() times out naming the pull receiver that has not polled; once it polled, wait(0) (a timeout already
+    over) still reads the Ack that arrived and returns the version (SEND-5.e), as a wait with time to spare does.
+    wait(0) is asked again every 50 ms, so a slow Ack is waited for; one that never counts is not."""
     rig = rigs(basic(0), 1, modes=["pull"])
     f = rig.send_async(basic(1))
     e = expect_error(ws, "SyncTimeoutError", f.wait, tm.SHORT, ids="SEND-5", what="wait() with no poll", naming=[0],
@@ -89,6 +92,21 @@ def test_wait_times_out_and_can_wait_again(rigs, ws):
     assert e.version == 1, f"SEND-2 violated: SyncTimeoutError carries version {e.version}, expected 1"
     assert isinstance(e, TimeoutError), "API-4 violated: SyncTimeoutError is not a TimeoutError"
     rig.polled(0, 1, "SEND-5")
+    end, last = time.monotonic() + tm.T, None
+    while True:
+        try:
+            got = bounded(f.wait, 0, limit=tm.SLACK, what="wait(0) once the receiver polled")
+            break
+        except ws.SyncTimeoutError as timed_out:
+            last = timed_out
+        except HarnessError as e:
+            raise TooSlow(f"API-7 violated: {e}") from None
+        if time.monotonic() > end:
+            raise TooSlow(f"SEND-5 violated: wait(0) still raised SyncTimeoutError {tm.T:.0f} s after the receiver "
+                          f"polled version 1 (an Ack that arrived is read by a wait whose timeout is over): {last}")
+        time.sleep(0.05)
+    occurred("SEND-5.e")
+    assert got == f.version, f"SEND-5 violated: wait(0) returned {got!r}, expected {f.version}"
     waited(f, "SEND-5", what="wait() after a timeout, once acked")
 
 
