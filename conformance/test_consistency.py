@@ -627,6 +627,9 @@ def test_a_zero_timeout_never_waits(ws):
             except ws.SyncTimeoutError:
                 waiting = True
         if not waiting:
+            assert receiver.version == 0, (f"CONS-2 violated: version {receiver.version} was applied while a "
+                                           "reading() block opened at version 0 was still open (an apply waits for "
+                                           "open blocks)")
             raise Inconclusive(f"within {tm.T} s of the send no reading(timeout) in another thread was held back: "
                                "the apply was never seen waiting for the open block (CONS-2.c decides that)")
         occurred("API-7.h")
