@@ -513,6 +513,25 @@ def test_cast_slots_give_each_receiver_the_rounded_weights_it_asked_for(ws, dtyp
         plain.close()
 
 
+def _apply_seen_waiting(ws, receiver) -> None:
+    """Returns once an apply is seen waiting for a reading() block another thread holds open at version 0: a
+    reading(timeout) in this thread is held back (CONS-2: a waiting apply holds new blocks back). Within T
+    of the send it must be; an apply that ran inside the open block is CONS-2's violation, and one never seen
+    at all leaves the test inconclusive."""
+    deadline = time.monotonic() + tm.T
+    while time.monotonic() < deadline:
+        try:
+            with receiver.reading(min(0.05 * tm.SCALE, tm.SHORT)):
+                pass
+            time.sleep(0.01)  # not a verdict: the probe is tried again
+        except ws.SyncTimeoutError:
+            return
+    assert receiver.version == 0, (f"CONS-2 violated: version {receiver.version} was applied while a reading() "
+                                   "block opened at version 0 was still open (an apply waits for open blocks)")
+    raise Inconclusive(f"within {tm.T} s of the send no reading(timeout) in another thread was held back: the "
+                       "apply was never seen waiting for the open block (CONS-2.c decides that)")
+
+
 @pytest.mark.req("CONS-2", "CONS-1")
 @pytest.mark.needs("push")
 def test_a_nested_reading_never_waits_even_for_a_waiting_apply(ws):
@@ -546,20 +565,7 @@ def test_a_nested_reading_never_waits_even_for_a_waiting_apply(ws):
         a.start()
         in_time(entered.wait(tm.T), f"CONS-2 violated: reading() on an idle receiver did not enter in {tm.T} s")
         f = sender.send_async(basic(1), timeout=tm.T)
-        deadline, waiting = time.monotonic() + tm.T, False
-        while not waiting and time.monotonic() < deadline:  # until the apply is seen waiting for A
-            try:
-                with receiver.reading(min(0.05 * tm.SCALE, tm.SHORT)):
-                    pass
-                time.sleep(0.01)  # not a verdict: the probe is tried again
-            except ws.SyncTimeoutError:
-                waiting = True
-        if not waiting:
-            assert receiver.version == 0, (f"CONS-2 violated: version {receiver.version} was applied while a "
-                                           "reading() block opened at version 0 was still open (an apply waits for "
-                                           "open blocks)")
-            raise Inconclusive(f"within {tm.T} s of the send no reading(timeout) in another thread was held back: "
-                               "the apply was never seen waiting for the open block (CONS-2.c decides that)")
+        _apply_seen_waiting(ws, receiver)
         occurred("CONS-2.f")
         go.set()
         a.join(tm.T + tm.SLACK)
@@ -618,20 +624,7 @@ def test_a_zero_timeout_never_waits(ws):
         a.start()
         in_time(entered.wait(tm.T), f"CONS-2 violated: reading() on an idle receiver did not enter in {tm.T} s")
         f = sender.send_async(basic(1), timeout=tm.T)
-        deadline, waiting = time.monotonic() + tm.T, False
-        while not waiting and time.monotonic() < deadline:  # until the apply is seen waiting for A
-            try:
-                with receiver.reading(min(0.05 * tm.SCALE, tm.SHORT)):
-                    pass
-                time.sleep(0.01)  # not a verdict: the probe is tried again
-            except ws.SyncTimeoutError:
-                waiting = True
-        if not waiting:
-            assert receiver.version == 0, (f"CONS-2 violated: version {receiver.version} was applied while a "
-                                           "reading() block opened at version 0 was still open (an apply waits for "
-                                           "open blocks)")
-            raise Inconclusive(f"within {tm.T} s of the send no reading(timeout) in another thread was held back: "
-                               "the apply was never seen waiting for the open block (CONS-2.c decides that)")
+        _apply_seen_waiting(ws, receiver)
         occurred("API-7.h")
 
         def entered_block():

@@ -715,7 +715,7 @@ def test_an_interrupt_while_a_call_waits_leaves_the_object_working(ws, side):
         checked_nothing("a signal reaches the main thread only, and this test ran in another")
     sender = ws.Sender(basic(0), 1)
     receiver = ws.Receiver(sender.handle(0), mode="pull")
-    stop, previous, timer, poller = threading.Event(), signal.getsignal(signal.SIGINT), None, None
+    stop, previous, poller = threading.Event(), signal.getsignal(signal.SIGINT), None
     in_call, taken = threading.Event(), threading.Event()
 
     class Interrupted(KeyboardInterrupt):
