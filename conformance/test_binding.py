@@ -345,6 +345,98 @@ def test_await_gives_the_version_or_the_error_without_blocking_the_loop(ws, rigs
     rig.check()
 
 
+@pytest.mark.req("API-11")
+@pytest.mark.needs("hooks", "push")
+def test_a_done_callback_added_while_the_callbacks_run_is_called_once(ws):
+    """The first done callback of a send blocks until this test lets it go; while it runs (in the binding's thread,
+    or the caller's), this thread adds a second one. Once the first returns, the second has been called exactly
+    once within T, whichever thread called it (API-11.n: no callback is lost between "running" and "ran")."""
+    import threading
+
+    from .rig import pair
+
+    sender, receiver = pair(ws, basic(0), None)
+    running, go, second = threading.Event(), threading.Event(), []
+    try:
+        f = sender.send_async(basic(1), timeout=tm.T)
+
+        def first(fut):
+            running.set()
+            go.wait(4 * (tm.T + tm.SLACK))  # set by this test, which never takes that long
+
+        f.add_done_callback(first)
+        in_time(running.wait(tm.T + tm.SLACK), f"API-11 violated: the done callback of a send to a healthy receiver "
+                                               f"did not run within {tm.T + tm.SLACK:.0f} s")
+        occurred("API-11.n")
+        adder = threading.Thread(target=lambda: f.add_done_callback(second.append), daemon=True,
+                                 name="conformance-late-callback")
+        adder.start()
+        adder.join(0.2)  # at once, or it waits for the running callback: either may be right; both end below
+        go.set()
+        adder.join(tm.T + tm.SLACK)
+        in_time(not adder.is_alive(), f"API-11 violated: add_done_callback() while another callback ran did not "
+                                      f"return within {tm.T + tm.SLACK:.0f} s of that callback's end")
+        deadline = time.monotonic() + tm.T
+        while not second and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert second, ("API-11 violated: a done callback added while the first was running was never called "
+                        f"({tm.T:.0f} s after the first returned)")
+        time.sleep(0.05)
+        assert second == [f], f"API-11 violated: the callback added while the first ran was called {len(second)} times"
+        waited(f, "SEND-5", timeout=0)
+    finally:
+        go.set()
+        sender.close()
+        receiver.close()
+
+
+@pytest.mark.req("API-11", "SEND-5")
+@pytest.mark.needs("hooks", "pull")
+def test_an_await_cancelled_by_its_timeout_leaves_the_future_to_await_again(ws, rigs):
+    """`asyncio.wait_for(future, SHORT)` times out while the target (a pull receiver) has not polled, which
+    cancels that await; once the receiver polls, `await future` again (in a new task, as a retry loop does) gives
+    the version, and so does `wait()` (API-11.m: a cancelled await is the caller's own bound, and changes nothing
+    of the future)."""
+    import asyncio
+
+    rig = rigs(basic(0), 1, modes=["pull"])
+
+    async def main():
+        f = rig.send_async(basic(1))
+        try:
+            early = await asyncio.wait_for(f, tm.SHORT)
+        except (TimeoutError, asyncio.TimeoutError):  # noqa: UP041 - two classes before Python 3.11
+            early = None
+        if early is not None:
+            return f, early, None
+        occurred("API-11.m")
+        await asyncio.get_running_loop().run_in_executor(None, rig.polled, 0, 1, "API-11")
+        try:
+            again = await asyncio.wait_for(asyncio.ensure_future(_awaited(f)), 2 * tm.T)
+        except asyncio.CancelledError as e:
+            return f, None, e
+        except (TimeoutError, asyncio.TimeoutError) as e:  # noqa: UP041
+            return f, None, e
+        return f, None, again
+
+    f, early, again = asyncio.run(main())
+    assert early is None, f"API-11 violated: await gave {early!r} before the pull receiver polled the version"
+    if isinstance(again, (TimeoutError, asyncio.TimeoutError)):  # noqa: UP038
+        raise TooSlow(f"API-11 violated: `await future` again, after the receiver polled, did not end within "
+                      f"{2 * tm.T:.0f} s")
+    if isinstance(again, BaseException):
+        raise AssertionError(f"API-11 violated: `await future` again, once an earlier await of it was cancelled by "
+                             f"its timeout, raised {type(again).__name__}: {again}; expected {f.version}")
+    assert again == f.version, f"API-11 violated: `await future` again gave {again!r}, expected {f.version}"
+    rig.model.acked(0, f.version)
+    waited(f, "SEND-5", what="wait() after the awaits")
+    rig.check()
+
+
+async def _awaited(future):
+    return await future
+
+
 @pytest.mark.req("API-11", "ACK-4", "ACK-7")
 @pytest.mark.needs("hooks")
 @pytest.mark.parametrize("mode", ["push", "pull"])

@@ -368,6 +368,60 @@ def test_a_tensor_given_data_of_another_shape_is_refused_at_the_next_send(ws, ki
         close(receiver, sender)
 
 
+class _TiedPolicy(torch.nn.Module):
+    """A policy whose state_dict is not "parameters plus buffers": an output layer tied to its embedding (one
+    tensor under two names), batch-norm buffers, and a non-persistent buffer (a cache kept out of checkpoints)."""
+
+    def __init__(self, seed: int):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.embed = torch.nn.Embedding(5, 4)
+        self.head = torch.nn.Linear(4, 5, bias=False)
+        self.head.weight = self.embed.weight
+        self.norm = torch.nn.BatchNorm1d(4)
+        self.register_buffer("cache", torch.full((3,), -1.0), persistent=False)
+        with torch.no_grad():
+            for t in self.state_dict(keep_vars=True).values():
+                if t.dtype.is_floating_point:
+                    t.copy_(torch.randn(t.shape, generator=g))
+
+
+@pytest.mark.req("API-3", "INIT-3", "ACK-3")
+@pytest.mark.needs("module", "push")
+def test_a_module_target_is_its_state_dict_tied_and_unsaved_tensors_included(ws):
+    """A module target's entries are its state_dict's, as a sender's are (API-3.q): a policy with a parameter tied
+    under two names and a non-persistent buffer connects to a sender made from the same class (named_parameters()
+    would give the tied tensor one name, named_buffers() would add the unsaved cache), and after a send each of
+    its state_dict entries holds the sender's values, the tied pair included; the unsaved cache is left alone."""
+    source, target = _TiedPolicy(1), _TiedPolicy(2)
+    sender, receiver, tx, rx = handshake(ws, source, target)
+    try:
+        if rx[0] == "err" and isinstance(rx[1], ws.WeightsMismatchError):
+            raise AssertionError(f"API-3 violated: a module target of the sender's own class was refused at connect: "
+                                 f"{rx[1]}; a module's entries are its state_dict's (tied names and all, no "
+                                 "non-persistent buffer)")
+        connected(ws, tx, rx)
+        with torch.no_grad():
+            for t in source.state_dict(keep_vars=True).values():
+                if t.dtype.is_floating_point:
+                    t.add_(1.0)
+        v = bounded(sender.send, timeout=tm.T, limit=tm.T + tm.SLACK, what="send of the module")
+        with receiver.reading(tm.T):
+            got = {n: t.clone() for n, t in target.state_dict().items()}
+            cache = target.cache.clone()
+        want = source.state_dict()
+        assert receiver.version == v, f"ACK-3 violated: the receiver holds {receiver.version}, {v} was acked"
+        assert sorted(got) == sorted(want), f"API-3 violated: the target's entries {sorted(got)} are not {sorted(want)}"
+        wrong = [n for n in want if not torch.equal(got[n], want[n])]
+        assert not wrong, f"ACK-3 violated: after version {v} the module target's {wrong} differ from the sender's"
+        assert torch.equal(cache, torch.full((3,), -1.0)), (
+            f"API-3 violated: the target's non-persistent buffer, in no manifest, was written: {cache.tolist()}")
+    except HarnessError as e:
+        raise TooSlow(f"SEND-1 violated: {e}") from None
+    finally:
+        close(receiver, sender)
+
+
 # ---- a scripted trainer against the binding's Receiver, in this process ---------------------------------------
 
 

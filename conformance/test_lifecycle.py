@@ -484,6 +484,70 @@ def test_ready_comes_after_the_init_version_is_applied(rigs, ws):
     )
 
 
+@pytest.mark.req("SLOT-2", "CONS-1", "INIT-4")
+@pytest.mark.needs("wire", "push")
+def test_an_unanswered_init_pins_its_slot_while_the_others_are_sent_versions(ws):
+    """Receiver 1, a scripted receiver on its handle, takes the Init a timed-out connect(workers=[1]) sent and
+    holds its Ready, while receiver 0 (the binding's, live) is sent six versions, more than the sender's slots:
+    the slot the Init names keeps version 0's bytes throughout (SLOT-2.f: an unanswered Init pins its slot though
+    newer versions were published and its receiver, connecting, is sent none of them). Then receiver 1 answers,
+    connects, and acks a version sent to both."""
+    import mmap
+    import os
+
+    from .peers import ScriptedReceiver, ack, ready
+
+    sender = ws.Sender(basic(0), 2)
+    r0 = peer = None
+
+    def slot_bytes(init: dict) -> bytes:
+        fd = peer.slot_fds[init["slot"]]
+        end = max(e["offset"] + e["nbytes"] for e in init["manifest"])
+        with mmap.mmap(fd, os.fstat(fd).st_size, prot=mmap.PROT_READ) as m:
+            return bytes(m[:end])
+
+    try:
+        r0 = ws.Receiver(sender.handle(0))
+        peer = ScriptedReceiver(sender.handle(1), 1)
+        joined = Background(lambda: r0.connect(tm.T), "conformance-receiver-0")
+        try:
+            bounded(sender.connect, tm.T, workers=[0], limit=tm.T + tm.SLACK, what="sender.connect(workers=[0])")
+            bounded(sender.connect, tm.SHORT, workers=[1], limit=tm.SHORT + tm.SLACK,
+                    what="sender.connect(SHORT, workers=[1]), receiver 1 silent")
+        except ws.SyncTimeoutError as e:
+            if 1 not in getattr(e, "workers", []):
+                raise TooSlow(f"INIT-4 violated: receiver 0's handshake did not complete: {e}") from None
+        except HarnessError as e:
+            raise TooSlow(f"INIT-4 violated: {e}") from None
+        in_time(joined.join(tm.T + tm.SLACK) == ("ok", 0), f"INIT-4 violated: receiver 0 connected as {joined.outcome}")
+        init = peer.handshake(answer=False, bound=tm.T)
+        version0 = slot_bytes(init)
+        occurred("SLOT-2.f")
+        for k in range(1, 7):
+            try:
+                v = bounded(sender.send, basic(k), workers=[0], timeout=tm.T, limit=tm.T + tm.SLACK,
+                            what=f"send {k} to receiver 0")
+            except ws.SyncTimeoutError as e:
+                if e.version is None:  # SLOT-3: every other slot pinned; this send may publish nothing
+                    continue
+                raise TooSlow(f"SEND-1 violated: a send to healthy receiver 0 timed out: {e}") from None
+            except HarnessError as e:
+                raise TooSlow(f"SEND-1 violated: {e}") from None
+            assert slot_bytes(init) == version0, (
+                f"SLOT-2 violated: version {v}, sent to receiver 0 alone, was written into slot {init['slot']}, "
+                f"which receiver 1's unanswered Init (version {init['version']}) names")
+        peer.send(ready(1, init["version"]))
+        bounded(sender.connect, tm.T, workers=[1], limit=tm.T + tm.SLACK, what="connect(workers=[1]) after its Ready")
+        f = sender.send_async(basic(9), timeout=tm.T)
+        m = peer.next_receive(tm.T)
+        peer.send(ack(1, m["version"]))
+        waited(f, "SEND-1", what="wait(T) on a send to both once receiver 1 connected")
+    finally:
+        for o in (peer, r0, sender):
+            if o is not None:
+                o.close()
+
+
 @pytest.mark.req("LIFE-4")
 def test_sender_close_releases_the_channels_of_gone_receivers(ws, pool):
     """Counted while the sender object is still referenced: close() itself must release, not the GC."""

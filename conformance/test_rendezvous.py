@@ -22,6 +22,7 @@ import pytest
 from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
+from .clauses import occurred
 from .model import describe
 from .peers import (
     HEARTBEAT,
@@ -140,8 +141,11 @@ def test_a_joiner_with_the_secret_gets_proof_and_the_latest_version(ws, rigs, cl
 
 
 @pytest.mark.req("INIT-5", "INIT-6")
-def test_a_handshake_that_failed_before_connect_is_named_by_the_next_connect(ws, rigs, closing):
-    """A joiner refuses its Init while no connect() runs: the caller's next connect() says so, once."""
+@pytest.mark.parametrize("between", ["nothing", "a send names it"])
+def test_a_handshake_that_failed_before_connect_is_named_by_the_next_connect(ws, rigs, closing, between):
+    """A joiner refuses its Init while no connect() runs: the caller's next connect() says so, once. A send to
+    every receiver in between, which names it too (SEND-4: a failed target), does not take the place of that
+    naming (INIT-5.k): the connect after it still names it."""
     rig = rigs(basic(0), 2, connect=[0], listen=True)
     j = Joiner(rig.sender.url(1))
     closing(j)
@@ -149,6 +153,10 @@ def test_a_handshake_that_failed_before_connect_is_named_by_the_next_connect(ws,
     init = j.handshake(answer=False)
     j.send(ready(1, None, "error", "cannot apply"))
     time.sleep(0.3)  # not a bound: the sender has read the Ready(error) before connect() starts, as a rule
+    if between == "a send names it":
+        occurred("INIT-5.k")
+        expect_error(ws, "ReceiverError", rig.sender.send, basic(1), timeout=tm.T, ids="SEND-4", naming=[1],
+                     what="a send to every receiver after receiver 1 refused its Init")
     expect_error(ws, "ReceiverError", rig.sender.connect, tm.T, ids="INIT-5", naming=[1],
                  what=f"connect() after receiver 1 answered its Init (version {init['version']}) with Ready(error)")
     bounded(rig.sender.connect, tm.T, limit=tm.T + tm.SLACK, what="connect() once the failure was named")

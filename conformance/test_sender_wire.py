@@ -844,6 +844,37 @@ def test_a_slot_named_by_an_unanswered_receive_is_never_written(program, peers):
     assert p.ask(f"wait {v1} {tm.T:g}") == f"returned {v1}", "ACK-1 violated: receiver 1's late Ack did not settle it"
 
 
+@pytest.mark.req("SLOT-2", "CONS-1")
+def test_the_slot_of_an_unanswered_init_is_never_written(program, peers):
+    """Receiver 1 takes its Init and holds its Ready while receiver 0, live, is sent one version after another,
+    more than the sender has slots: none is written into the slot the Init names, whose bytes stay version 0's
+    (SLOT-2.f: an unanswered Init pins its slot though newer versions were published and its receiver, still
+    connecting, is sent none of them). Then receiver 1 answers, connects, and both are sent a version."""
+    p = program(LARGE)
+    a = arrive(p, peers, 0)
+    a.send(ready(0, 0))
+    b = arrive(p, peers, 1)
+    answer = p.ask(f"connect {tm.T:g} 0", tm.T + tm.SLACK + answer_bound())
+    assert answer == "connected", f"INIT-5 violated: receiver 0 answered Ready, yet connect answered {answer!r}"
+    slot = b.init["slot"]
+    occurred("SLOT-2.f")
+    for seed in range(231, 238):
+        answer = p.ask(f"async {seed} 0")
+        if answer.startswith("refused"):  # SLOT-3: at its slot bound a sender may publish nothing
+            continue
+        v = published(answer)
+        m = next_receive(a)
+        assert m["slot"] != slot, (f"SLOT-2 violated: version {v} was written into slot {slot}, which receiver 1's "
+                                   "unanswered Init names")
+        check_bytes(b, slot, 0, p.arrays, "SLOT-2", f"slot {slot}, named by receiver 1's unanswered Init")
+        a.send(ack(0, v))
+        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+    b.send(ready(1, 0))
+    answer = p.ask(f"connect {tm.T:g} 1", tm.T + tm.SLACK + answer_bound())
+    assert answer == "connected", f"INIT-4 violated: receiver 1 answered its Init with Ready, yet connect answered {answer!r}"
+    deliver(p, 240, {0: a, 1: b})
+
+
 @pytest.mark.req("WIRE-2", "RDV-9")
 def test_an_ack_of_exactly_the_frame_bound_is_read(program, peers):
     """65,536 bytes of payload is the largest frame a receiver may send (WIRE-2): it counts, it is no violation."""

@@ -20,7 +20,7 @@ from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
 from .clauses import occurred
-from .rig import connect_here, waited
+from .rig import Background, connect_here, waited
 from .verdict import TooSlow, in_time
 
 
@@ -37,6 +37,8 @@ class Ends:
     receiver: object
     connected: bool = False
     future: object = None
+    release: Callable[[], None] | None = None  # lets what the call under test waits for happen
+    joined: object = None
 
     def close(self) -> None:
         self.receiver.close()
@@ -54,6 +56,7 @@ class Call:
     connected: bool
     run: Callable[[Ends, float], object]
     pending: bool = False  # a version is published (send_async) before the call
+    acked: bool = False  # and acked by the receiver, `wait(T)` returned, before the call
 
     def param(self):
         return pytest.param(self, id=self.name, marks=pytest.mark.needs(*self.needs))
@@ -71,13 +74,16 @@ CALLS = [
     Call("sender.send(timeout=)", ("push",), "push", True, lambda e, t: e.sender.send(basic(7), timeout=t)),
     Call("sender.send_async(timeout=)", ("push",), "push", True, lambda e, t: e.sender.send_async(basic(7), timeout=t)),
     Call("future.wait(timeout)", ("push",), "push", True, lambda e, t: e.future.wait(t), pending=True),
+    Call("future.wait(timeout), acked", ("push",), "push", True, lambda e, t: e.future.wait(t), pending=True,
+         acked=True),
     Call("sender.drop(i, timeout)", ("push", "drop"), "push", True, lambda e, t: e.sender.drop(0, t)),
     Call("receiver.reading(timeout)", ("push",), "push", True, _reading),
     Call("receiver.poll(timeout)", ("pull",), "pull", True, lambda e, t: e.receiver.poll(t), pending=True),
 ]
 
 
-def _ends(ws, call: Call) -> Ends:
+def _ends(ws, call: Call, *, pending: bool = True) -> Ends:
+    """The pair `call` is made on; `pending=False` leaves out the version a row publishes before the call."""
     sender = ws.Sender(basic(0), 1)
     try:
         receiver = ws.Receiver(sender.handle(0), **({} if call.mode == "push" else {"mode": call.mode}))
@@ -88,8 +94,10 @@ def _ends(ws, call: Call) -> Ends:
     try:
         if call.connected:
             _connect(ends)
-        if call.pending:
+        if call.pending and pending:
             ends.future = ends.sender.send_async(basic(1), timeout=tm.T)
+        if call.acked and pending:
+            waited(ends.future, "SEND-5", what="wait(T) on the version, before the call")
     except BaseException:
         ends.close()
         raise
@@ -183,7 +191,7 @@ def _within_grace(call: Call, ends: Ends, what: str):
 
 
 #: The calls that can go on at once with a timeout of 0: each made where nothing holds it back.
-FREE = ["sender.send_async(timeout=)", "future.wait(timeout)", "sender.drop(i, timeout)",
+FREE = ["sender.send_async(timeout=)", "future.wait(timeout), acked", "sender.drop(i, timeout)",
         "receiver.reading(timeout)", "receiver.poll(timeout)", "sender.connect(timeout)"]
 
 
@@ -201,8 +209,6 @@ def test_a_zero_timeout_goes_on_where_nothing_holds_the_call_back(ws, call):
         occurred("API-7.j")
         if call.name == "sender.connect(timeout)":
             return _connect_zero(ends, call)
-        if call.name == "future.wait(timeout)":
-            waited(ends.future, "SEND-5", what="wait(T) on the version, before wait(0)")
         if call.name == "receiver.poll(timeout)":
             return _poll_zero(ends, call)
         what = f"{call.name} with timeout 0, where nothing holds it back"
@@ -213,7 +219,7 @@ def test_a_zero_timeout_goes_on_where_nothing_holds_the_call_back(ws, call):
         if call.name == "sender.send_async(timeout=)":
             assert got.version == 1, f"SEND-5 violated: send_async(timeout=0) gave a future of version {got.version}"
             waited(got, "SEND-5", what="wait(T) on the send_async(timeout=0)")
-        elif call.name == "future.wait(timeout)":
+        elif call.name == "future.wait(timeout), acked":
             assert got == ends.future.version, f"SEND-5 violated: wait(0) on an acked version returned {got!r}"
         elif call.name == "receiver.reading(timeout)":
             assert got == "entered", f"CONS-2 violated: reading(0) on an idle receiver gave {got!r}"
@@ -305,4 +311,102 @@ def test_a_zero_timeout_that_must_wait_raises_at_once(ws, call):
             raise AssertionError(f"API-7 violated: {what} raised {type(error).__name__}: {error}, not "
                                  "SyncTimeoutError") from None
     finally:
+        ends.close()
+
+
+# ---- None: no bound, whatever an earlier call's timeout was ----------------------------------------------------
+
+
+def _hold_reads(ends: Ends) -> None:
+    """A thread of this process holds a reading() block until `ends.release()`; the receiver's applies wait."""
+    entered, go = threading.Event(), threading.Event()
+
+    def reader():
+        with ends.receiver.reading(tm.T):
+            entered.set()
+            go.wait(8 * (tm.T + tm.SLACK))
+
+    threading.Thread(target=reader, daemon=True, name="conformance-none-reader").start()
+    in_time(entered.wait(tm.T), f"CONS-2 violated: reading() on an idle receiver did not enter in {tm.T} s")
+    ends.release = go.set
+
+
+def _before_wait(ends: Ends) -> None:
+    _hold_reads(ends)
+    ends.future = ends.sender.send_async(basic(1), timeout=tm.SHORT)  # it bounds the wait for a slot only
+
+
+def _before_connect(ends: Ends) -> None:
+    try:
+        bounded(ends.sender.connect, tm.SHORT, limit=tm.SHORT + tm.SLACK, what="sender.connect(SHORT)")
+    except ends.ws.SyncTimeoutError:
+        pass
+    except HarnessError as e:
+        raise TooSlow(f"API-7 violated: {e}") from None
+    else:
+        raise AssertionError("INIT-4 violated: sender.connect(SHORT) returned, though receiver 0 never connected")
+
+    def release():
+        ends.joined = Background(lambda: ends.receiver.connect(tm.T), "conformance-none-receiver")
+
+    ends.release = release
+
+
+def _before_poll(ends: Ends) -> None:
+    got = bounded(ends.receiver.poll, tm.SHORT, limit=tm.SHORT + tm.SLACK, what="receiver.poll(SHORT)")
+    assert got is None, f"ACK-1 violated: poll(SHORT) with nothing sent returned {got!r}"
+
+    def release():
+        ends.future = ends.sender.send_async(basic(1), timeout=tm.T)
+
+    ends.release = release
+
+
+#: The calls whose wait None leaves unbounded, each after an earlier call of the same objects gave a short timeout:
+#: (what the earlier call was, how it is made and what the call then waits for is held back, what the call gives).
+UNBOUNDED = {
+    "future.wait(timeout)": ("send_async(timeout=SHORT), whose timeout bounds its wait for a slot only", _before_wait, 1),
+    "sender.connect(timeout)": ("a connect(SHORT) that timed out", _before_connect, None),
+    "receiver.poll(timeout)": ("a poll(SHORT) that returned None", _before_poll, 1),
+}
+
+
+@pytest.mark.req("API-7", "API-2", "API-3")
+@pytest.mark.parametrize("call", [c.param() for c in CALLS if c.name in UNBOUNDED])
+def test_no_timeout_waits_past_every_earlier_calls_timeout(ws, call):
+    """With timeout None a call waits without bound, whatever timeout an earlier call on the same objects gave
+    (API-7.l): `future.wait(None)` on a `send_async(timeout=SHORT)` whose target is held back by a reading()
+    block; `sender.connect(None)` after a connect(SHORT) that timed out; `poll(None)` after a poll(SHORT) that
+    found nothing. Each is still waiting 3 x SHORT later, and returns once what it waits for comes."""
+    earlier, before, want = UNBOUNDED[call.name]
+    ends = _ends(ws, call, pending=False)
+    try:
+        before(ends)
+        occurred("API-7.l")
+        waiting = Background(lambda: call.run(ends, None), "conformance-none-call")
+        time.sleep(3 * tm.SHORT)
+        if waiting.outcome is not None:
+            status, got = waiting.outcome
+            if call.name == "future.wait(timeout)" and status == "ok":
+                raise AssertionError(f"CONS-2 violated: version {got!r} was acked while a reading() block of its "
+                                     "receiver was still open: its apply did not wait for the block")
+            raise AssertionError(
+                f"API-7 violated: {call.name} with timeout None, after {earlier}, ended within {3 * tm.SHORT:.1f} s "
+                f"with {got!r} ({'returned' if status == 'ok' else 'raised'}) before what it waits for came; None "
+                "waits without bound, and an earlier call's timeout bounds only that call")
+        assert ends.release is not None, "each row's setup says what lets the call go on"
+        ends.release()
+        outcome = waiting.join(tm.T + tm.SLACK)
+        in_time(outcome is not None, f"API-7 violated: {call.name} with timeout None did not return within "
+                                     f"{tm.T + tm.SLACK:.0f} s of what it waits for")
+        status, got = outcome
+        if status == "err":
+            raise AssertionError(f"API-7 violated: {call.name} with timeout None, after {earlier}, raised "
+                                 f"{type(got).__name__}: {got}") from None
+        assert got == want, f"API-7 violated: {call.name} with timeout None gave {got!r}, not {want!r}"
+        if ends.future is not None:
+            waited(ends.future, "API-7", what="wait(T) on the version the call waited for")
+    finally:
+        if ends.release is not None and call.name == "future.wait(timeout)":
+            ends.release()  # the reader leaves
         ends.close()

@@ -97,12 +97,13 @@ class SendFuture:
             SyncTimeoutError: targets that did not answer in time, named; they may still ack: wait again.
             ClosedError: the sender closed before every target answered.
         """
+        deadline = Deadline(timeout, self._clock)  # first: a negative timeout is refused whatever is known (API-7)
         if self._complete:  # every answer is known (close() may have settled the rest): no need of the sender (LIFE-8)
             error = self._error(timed_out=False)
             if error is not None:
                 raise error
             return self.version
-        return self._wait(self, Deadline(timeout, self._clock))
+        return self._wait(self, deadline)
 
     def _close(self) -> None:
         """The sender closed: targets that have not answered never will (LIFE-8)."""
