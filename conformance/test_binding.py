@@ -16,7 +16,7 @@ from .conftest import KNOWN_CAPABILITIES
 from .model import describe
 from .names import lacking, roles
 from .rig import expect_error, expect_remote_error, refused, waited
-from .verdict import TooSlow, implementation_packages, in_time
+from .verdict import TooSlow, checked_nothing, implementation_packages, in_time
 
 
 def basic(seed=0):
@@ -348,23 +348,31 @@ def test_await_gives_the_version_or_the_error_without_blocking_the_loop(ws, rigs
 @pytest.mark.req("API-11")
 @pytest.mark.needs("hooks", "push")
 def test_a_done_callback_added_while_the_callbacks_run_is_called_once(ws):
-    """The first done callback of a send blocks until this test lets it go; while it runs (in the binding's thread,
-    or the caller's), this thread adds a second one. Once the first returns, the second has been called exactly
+    """The first done callback of a send (added while a reading() block holds the apply back) blocks until this
+    test lets it go; while it runs, in a thread of the binding, this thread adds a second one. Once the first returns, the second has been called exactly
     once within T, whichever thread called it (API-11.n: no callback is lost between "running" and "ran")."""
     import threading
 
     from .rig import pair
 
     sender, receiver = pair(ws, basic(0), None)
-    running, go, second = threading.Event(), threading.Event(), []
+    running, go, second, ran_in = threading.Event(), threading.Event(), [], []
+    here = threading.current_thread()
     try:
-        f = sender.send_async(basic(1), timeout=tm.T)
 
         def first(fut):
+            ran_in.append(threading.current_thread())
+            if threading.current_thread() is here:
+                return  # called at once as it was added: the outcome came first (judged below)
             running.set()
             go.wait(4 * (tm.T + tm.SLACK))  # set by this test, which never takes that long
 
-        f.add_done_callback(first)
+        with receiver.reading(tm.T):  # the apply, and so the ack, waits for this block (CONS-2)
+            f = sender.send_async(basic(1), timeout=tm.T)
+            f.add_done_callback(first)
+        if ran_in and ran_in[0] is here:
+            checked_nothing("the send's outcome was decided before its first callback was added, so no callback "
+                            "was running when the second was added")
         in_time(running.wait(tm.T + tm.SLACK), f"API-11 violated: the done callback of a send to a healthy receiver "
                                                f"did not run within {tm.T + tm.SLACK:.0f} s")
         occurred("API-11.n")

@@ -868,7 +868,8 @@ def test_the_slot_of_an_unanswered_init_is_never_written(program, peers):
                                    "unanswered Init names")
         check_bytes(b, slot, 0, p.arrays, "SLOT-2", f"slot {slot}, named by receiver 1's unanswered Init")
         a.send(ack(0, v))
-        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+        answer = p.ask(f"wait {v} {tm.T:g}")
+        assert answer == f"returned {v}", f"SEND-1 violated: receiver 0 acked version {v}, yet wait answered {answer!r}"
     b.send(ready(1, 0))
     answer = p.ask(f"connect {tm.T:g} 1", tm.T + tm.SLACK + answer_bound())
     assert answer == "connected", f"INIT-4 violated: receiver 1 answered its Init with Ready, yet connect answered {answer!r}"
