@@ -819,6 +819,22 @@ def test_unknown_fields_are_ignored_and_bad_targets_are_refused_without_a_versio
     assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}", "WIRE-3 violated: Acks with unknown fields were not taken"
 
 
+def _sent_beside(p: Program, a: Joiner, b: Joiner, slot: int, seeds, keeps: int, named: str) -> None:
+    """`async SEED 0` for each seed, receiver 0 acking each while receiver 1 (`b`) has `slot` named to it by
+    `named`: no version is written into that slot, which keeps seed `keeps`'s bytes (SLOT-2), and each wait returns."""
+    for seed in seeds:
+        answer = p.ask(f"async {seed} 0")
+        if answer.startswith("refused"):  # SLOT-3: at its slot bound a sender may publish nothing
+            continue
+        v = published(answer)
+        m = next_receive(a)
+        assert m["slot"] != slot, f"SLOT-2 violated: version {v} was written into slot {slot}, which {named} names"
+        check_bytes(b, slot, keeps, p.arrays, "SLOT-2", f"slot {slot}, named by {named}")
+        a.send(ack(0, v))
+        answer = p.ask(f"wait {v} {tm.T:g}")
+        assert answer == f"returned {v}", f"SEND-1 violated: receiver 0 acked version {v}, yet wait answered {answer!r}"
+
+
 @pytest.mark.req("SLOT-2", "SLOT-4", "ACK-1", "SLOT-1")
 def test_a_slot_named_by_an_unanswered_receive_is_never_written(program, peers):
     """Receiver 1 takes its time over version 1: sends to receiver 0 alone meanwhile never touch version 1's slot,
@@ -829,17 +845,7 @@ def test_a_slot_named_by_an_unanswered_receive_is_never_written(program, peers):
     next_receive(a)
     slot = next_receive(b)["slot"]
     a.send(ack(0, v1))
-    for seed in range(202, 208):
-        answer = p.ask(f"async {seed} 0")
-        if answer.startswith("refused"):  # SLOT-3: at its slot bound a sender may publish nothing
-            continue
-        v = published(answer)
-        m = next_receive(a)
-        assert m["slot"] != slot, f"SLOT-2 violated: version {v} was written into slot {slot}, which the unanswered " \
-            f"Receive({v1}) names to receiver 1"
-        check_bytes(b, slot, 201, p.arrays, "SLOT-2", f"slot {slot}, named by receiver 1's unanswered Receive({v1})")
-        a.send(ack(0, v))
-        assert p.ask(f"wait {v} {tm.T:g}") == f"returned {v}"
+    _sent_beside(p, a, b, slot, range(202, 208), 201, f"receiver 1's unanswered Receive({v1})")
     b.send(ack(1, v1))
     assert p.ask(f"wait {v1} {tm.T:g}") == f"returned {v1}", "ACK-1 violated: receiver 1's late Ack did not settle it"
 
@@ -858,18 +864,7 @@ def test_the_slot_of_an_unanswered_init_is_never_written(program, peers):
     assert answer == "connected", f"INIT-5 violated: receiver 0 answered Ready, yet connect answered {answer!r}"
     slot = b.init["slot"]
     occurred("SLOT-2.f")
-    for seed in range(231, 238):
-        answer = p.ask(f"async {seed} 0")
-        if answer.startswith("refused"):  # SLOT-3: at its slot bound a sender may publish nothing
-            continue
-        v = published(answer)
-        m = next_receive(a)
-        assert m["slot"] != slot, (f"SLOT-2 violated: version {v} was written into slot {slot}, which receiver 1's "
-                                   "unanswered Init names")
-        check_bytes(b, slot, 0, p.arrays, "SLOT-2", f"slot {slot}, named by receiver 1's unanswered Init")
-        a.send(ack(0, v))
-        answer = p.ask(f"wait {v} {tm.T:g}")
-        assert answer == f"returned {v}", f"SEND-1 violated: receiver 0 acked version {v}, yet wait answered {answer!r}"
+    _sent_beside(p, a, b, slot, range(231, 238), 0, "receiver 1's unanswered Init")
     b.send(ready(1, 0))
     answer = p.ask(f"connect {tm.T:g} 1", tm.T + tm.SLACK + answer_bound())
     assert answer == "connected", f"INIT-4 violated: receiver 1 answered its Init with Ready, yet connect answered {answer!r}"
