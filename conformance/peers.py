@@ -279,6 +279,16 @@ class ScriptedReceiver(WireSocket):
         super().close()
 
 
+def slot_bytes(peer: ScriptedReceiver, slot: int) -> list[bytes]:
+    """Each array of the peer's Init manifest, its bytes as they are in `slot` now, read through the handle the
+    peer was given (read-only)."""
+    import mmap
+
+    fd = peer.slot_fds[slot]
+    with mmap.mmap(fd, os.fstat(fd).st_size, prot=mmap.PROT_READ) as m:
+        return [bytes(m[e["offset"]: e["offset"] + e["nbytes"]]) for e in peer.init["manifest"]]
+
+
 def check_sealed(slot_fds: dict[int, int]) -> None:
     """SEC-4, as a receiver finds it: each slot handle it holds is read-only, its buffer sealed, and no descriptor
     it can open (reopening through /proc/self/fd for writing) resizes or rewrites it."""

@@ -492,20 +492,10 @@ def test_an_unanswered_init_pins_its_slot_while_the_others_are_sent_versions(ws)
     the slot the Init names keeps version 0's bytes throughout (SLOT-2.f: an unanswered Init pins its slot though
     newer versions were published and its receiver, connecting, is sent none of them). Then receiver 1 answers,
     connects, and acks a version sent to both."""
-    import mmap
-    import os
-
-    from .peers import ScriptedReceiver, ack, ready
+    from .peers import ScriptedReceiver, ack, ready, slot_bytes
 
     sender = ws.Sender(basic(0), 2)
     r0 = peer = None
-
-    def slot_bytes(init: dict) -> bytes:
-        fd = peer.slot_fds[init["slot"]]
-        end = max(e["offset"] + e["nbytes"] for e in init["manifest"])
-        with mmap.mmap(fd, os.fstat(fd).st_size, prot=mmap.PROT_READ) as m:
-            return bytes(m[:end])
-
     try:
         r0 = ws.Receiver(sender.handle(0))
         peer = ScriptedReceiver(sender.handle(1), 1)
@@ -521,7 +511,7 @@ def test_an_unanswered_init_pins_its_slot_while_the_others_are_sent_versions(ws)
             raise TooSlow(f"INIT-4 violated: {e}") from None
         in_time(joined.join(tm.T + tm.SLACK) == ("ok", 0), f"INIT-4 violated: receiver 0 connected as {joined.outcome}")
         init = peer.handshake(answer=False, bound=tm.T)
-        version0 = slot_bytes(init)
+        version0 = slot_bytes(peer, init["slot"])
         occurred("SLOT-2.f")
         for k in range(1, 7):
             try:
@@ -533,7 +523,7 @@ def test_an_unanswered_init_pins_its_slot_while_the_others_are_sent_versions(ws)
                 raise TooSlow(f"SEND-1 violated: a send to healthy receiver 0 timed out: {e}") from None
             except HarnessError as e:
                 raise TooSlow(f"SEND-1 violated: {e}") from None
-            assert slot_bytes(init) == version0, (
+            assert slot_bytes(peer, init["slot"]) == version0, (
                 f"SLOT-2 violated: version {v}, sent to receiver 0 alone, was written into slot {init['slot']}, "
                 f"which receiver 1's unanswered Init (version {init['version']}) names")
         peer.send(ready(1, init["version"]))

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import mmap
 import os
 import queue
 import shlex
@@ -45,6 +44,7 @@ from .peers import (
     pack,
     padded,
     ready,
+    slot_bytes,
     with_odd_fields,
 )
 from .test_receiver_wire import ARRAYS, answer_bound, check_one_role_exports, start_bound
@@ -190,14 +190,6 @@ def check_init(peer: Joiner, arrays, rid: int) -> dict:
     peer.seen_slots = {s["slot"] for s in msg["slots"]}
     peer.named = [msg["version"]]
     return msg
-
-
-def slot_bytes(peer: Joiner, slot: int) -> list[bytes]:
-    """Each array's bytes as they are in `slot` now, read through the receiver's read-only handle."""
-    fd = peer.slot_fds[slot]
-    size = os.fstat(fd).st_size
-    with mmap.mmap(fd, size, prot=mmap.PROT_READ) as m:
-        return [bytes(m[e["offset"]: e["offset"] + e["nbytes"]]) for e in peer.init["manifest"]]
 
 
 def check_bytes(peer: Joiner, slot: int, seed: int, arrays, rule: str, what: str) -> None:
