@@ -236,3 +236,22 @@ def test_a_sparse_tensor_of_the_right_shape_is_refused_on_the_fast_path_too():
     for target in (False, True):
         with pytest.raises(WeightsMismatchError, match="'b'"):
             Checker(m, target=target).ordered({"a": torch.zeros(3), "b": torch.zeros(4, 3).to_sparse()})
+
+
+def test_a_cast_groups_init_is_checked_against_the_frame_bound_too(monkeypatch):
+    """SEC-7: a bf16 group's Init names "bfloat16" where the weights say "float32", one byte more per entry; the
+    Sender checks each group's own Init, so weights whose cast Init would not fit one frame are refused when the
+    Sender is made, not at connect (where the receiver would see its channel end). The bound is lowered to the
+    uncast Init's size, so the cast one is just over it (an outside colleague found it with 16,500 long names)."""
+    from weightsync import Sender, wire
+    from weightsync.layout import cast_manifest
+    from weightsync.messages import PROTOCOL_VERSION, Init
+
+    weights = {f"layer{i}.weight": torch.zeros(2) for i in range(50)}
+    manifest = make_manifest(weights)
+    size = lambda m: len(wire.payload(Init(PROTOCOL_VERSION, 0, tuple(m), (), 0, 0))) + 3 * wire.SLOTINFO_ROOM  # noqa: E731
+    assert size(cast_manifest(manifest, torch.bfloat16)) > size(manifest)
+    monkeypatch.setattr(wire, "MAX_TO_RECEIVER", size(manifest))
+    Sender(weights, 1, max_slots=3).close()  # the uncast Init fits exactly
+    with pytest.raises(ValueError, match="SEC-7"):
+        Sender(weights, 1, max_slots=3, dtypes=torch.bfloat16)

@@ -102,7 +102,8 @@ class Sender:
             plans[(device, cast)] = (tuple(dataclasses.replace(e, device=str(device)) for e in laid),
                                      layout.slot_nbytes(laid, sources[0]))
         max_slots = slot_bound(max(n for _, n in plans.values()), num_workers, max_slots, max_slot_bytes)
-        wire.check_init_fits(manifest, max_slots)
+        for laid, _ in plans.values():  # each group's Init: a cast one names longer dtypes (SEC-7)
+            wire.check_init_fits(laid, max_slots)
         # The hub calls the publisher back weakly: nothing it holds keeps this sender alive.
         hub = self._hub = Hub(SlotPool(max_slots), listen, num_workers, times, clock)
         self._publisher = Publisher(hub, weights, manifest, checker)
