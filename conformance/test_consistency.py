@@ -900,3 +900,30 @@ def test_a_copying_receiver_reads_no_slot_once_it_acked(ws):
         for r in receivers:
             r.close()
         sender.close()
+
+
+@pytest.mark.req("LAYOUT-1", "WIRE-8", "ACK-3")
+def test_hundreds_of_small_odd_sized_arrays_of_one_dtype_arrive_each_in_its_place(ws):
+    """LAYOUT-1 pads each array to a 64-byte offset. Weights of 600 small arrays whose sizes are no multiple of 64
+    bytes (a mixture's biases: a run of 400 float32 arrays, then 200 bfloat16) arrive bit for bit, at connect and
+    after a send: a sender that copies a long run of one dtype in one gather, as if its arrays sat back to back,
+    writes every array after the first odd-sized one at the wrong place (an outside round's bug let through)."""
+    sizes = [1 + (7 * i) % 37 for i in range(600)]
+    spec = [(f"e{i:03d}", torch.float32 if i < 400 else torch.bfloat16, (n,)) for i, n in enumerate(sizes)]
+    weights = [S.distinct_weights(spec, seed) for seed in range(2)]
+    sender, receiver = pair(ws, weights[0], None)
+    try:
+        occurred("LAYOUT-1.d")
+        assert describe(receiver.weights) == describe(weights[0]), (
+            f"ACK-3 violated: a receiver connected at version 0 of 600 small arrays holds other bytes: "
+            f"{diff(describe(weights[0]), describe(receiver.weights))}")
+        try:
+            v = bounded(sender.send, weights[1], timeout=tm.T, limit=tm.T + tm.SLACK, what="send of 600 small arrays")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"SEND-1 violated: a send of 600 small arrays to a healthy receiver: {e}") from None
+        assert receiver.version == v and describe(receiver.weights) == describe(weights[1]), (
+            f"ACK-3 violated: after acking version {v} of 600 small arrays the receiver holds other bytes: "
+            f"{diff(describe(weights[1]), describe(receiver.weights))}")
+    finally:
+        receiver.close()
+        sender.close()

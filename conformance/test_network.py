@@ -24,7 +24,7 @@ from . import timing as tm
 from .bounds import HarnessError, bounded
 from .clauses import occurred
 from .model import describe
-from .peers import HEARTBEAT, LENGTH, DataPlane, Joiner, PeerClosed, ScriptedSender, ack, init, layout, ready
+from .peers import HEARTBEAT, LENGTH, DataPlane, Joiner, PeerClosed, ScriptedSender, ack, init, layout, readable, ready
 from .pool import RemoteFailure
 from .probes import new_threads
 from .rig import expect_error, waited
@@ -1236,3 +1236,73 @@ def test_a_tcp_receiver_stops_once_its_sender_is_silent_for_the_lease_not_the_tr
                     f"(Init's lease_ms: {int(lease * 1000)}, timeout_ms: 60000) and kept its channel open")
     state = s.worker.call("state")
     assert state["stopped"] is True, f"SM-R-3, NET-4 violated: the receiver closed its channel but is not stopped: {state}"
+
+
+@pytest.mark.req("INIT-5", "API-7", "NET-3")
+def test_a_receiver_whose_data_plane_store_never_answers_ends_its_connect_in_time(pool, closing):
+    """A trainer stopped right after it wrote the Init (SIGSTOP, a debugger) leaves a store port that accepts
+    connections and never answers. The receiver's connect(timeout) still ends within its timeout and the grace
+    (INIT-5, API-7), whatever its data-plane library does while it waits for the store's first answer; it cannot
+    connect, so it raises. (The reference's torch TCPStore client waited for that answer without bound: found by an
+    outside colleague of the tenth round.)"""
+    mute = socket.socket()
+    mute.bind(("127.0.0.1", 0))
+    mute.listen(16)
+    closing(mute)
+    sender = ScriptedSender(tcp=True)
+    closing(sender)
+    worker = pool.get(1)[0]
+    worker.call("open", sender.url(0), "push", False, None)
+    timeout = 4 * tm.TIMED
+    t0 = time.monotonic()
+    worker.submit("connect", timeout)
+    ch = sender.accept(tm.T)
+    closing(ch)
+    manifest, _, nbytes = layout(_arrays(0))
+    plane = DataPlane(nbytes, store=f"127.0.0.1:{mute.getsockname()[1]}")
+    closing(plane)
+    ch.send({**init(0, manifest, [], 0, 0), "capabilities": ["network"], "data_plane": plane.plane})
+    limit = timeout + tm.SLACK
+    try:
+        status, value = worker.result(max(0.0, t0 + limit - time.monotonic()) + tm.SLACK)
+    except HarnessError:
+        raise TooSlow(f"INIT-5 violated: receiver.connect({timeout:.1f}) had not returned {limit + tm.SLACK:.1f} s "
+                             "after it was called; the Init's data-plane store accepts and never answers") from None
+    took = time.monotonic() - t0
+    in_time(took <= limit, f"INIT-5 violated: receiver.connect({timeout:.1f}) ended only after {took:.1f} s, its store "
+                           "silent")
+    assert status == "err", f"NET-3 violated: receiver.connect() returned {value!r} with no data plane to receive on"
+    if readable(mute, 0):  # the receiver did dial the store: the condition the test is for
+        occurred("INIT-5.n")
+
+
+@pytest.mark.waits(10)
+@pytest.mark.req("NET-5", "NET-4", "API-10")
+def test_a_receiver_that_speaks_while_it_builds_its_side_past_the_lease_is_waited_for(ws, rigs, closing):
+    """Sender(lease=2, heartbeat=0.4): scripted receiver 0 takes its Init and speaks (a Heartbeat every 0.3 s) but
+    sets `joined` only after twice the lease, far within Init's timeout_ms: building its side of the data plane may
+    take that long (a slow resolver, a large group), and NET-5 bounds it by the transfer timeout, NET-4 the silence
+    of a receiver by the lease, not its work. It must still be served: its rank built, Init's version taken, Ready,
+    connect(workers=[0]) complete and the next version sent. (An outside round's bug waited for `joined` only for
+    the lease.)"""
+    lease = 2.0
+    rig = _timed_rig(ws, rigs, 1, lease=lease, heartbeat=lease / 5)
+    j, init = _joined(rig, 0, closing)
+    t0 = time.monotonic()
+    time.sleep(2 * lease)  # its side takes twice the lease to build; it speaks meanwhile
+    occurred("NET-5.e")
+    if j.closed_by_peer(0.05):
+        raise AssertionError(f"NET-5 violated: the sender closed the channel of a receiver that spoke every 0.3 s "
+                             f"while it built its side for {time.monotonic() - t0:.1f} s (lease {lease:g} s, "
+                             f"timeout_ms {init['data_plane'].get('timeout_ms')}): the transfer timeout bounds that")
+    rank = _Rank(rig, 0, init["data_plane"])
+    _check_transfer(rank.join(init["version"]), init, basic(0), init["version"])
+    j.send(ready(0, init["version"]))
+    _joins_complete(ws, rig, [0], "NET-5")
+    rig.model.connected(0, init["version"], "push")
+    f = rig.send_async(basic(1), workers=[0])
+    receive = j.recv_past_heartbeats(tm.T)[0]
+    assert receive.get("type") == "Receive", f"NET-2 violated: receiver 0 got {receive!r:.120}, not Receive"
+    _check_transfer(rank.take(receive["version"]), init, basic(1), receive["version"])
+    j.send(ack(0, receive["version"]))
+    waited(f, "NET-2")

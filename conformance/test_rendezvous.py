@@ -18,6 +18,7 @@ from urllib.parse import unquote
 
 import msgpack
 import pytest
+import torch
 
 from . import strategies as S
 from . import timing as tm
@@ -40,7 +41,7 @@ from .peers import (
     ready,
     slotinfo,
 )
-from .rig import expect_error, refused, waited
+from .rig import Background, expect_error, refused, waited
 from .verdict import TooSlow, checked_nothing, in_time
 
 pytestmark = pytest.mark.needs("rendezvous", "push")
@@ -273,7 +274,29 @@ def test_silent_connections_do_not_keep_a_receiver_out(ws, rigs, closing):
         s = socket.socket(family, socket.SOCK_STREAM)
         s.connect(addr)
         idle.append(s)
+    newest = time.monotonic()
     try:
+        # A bound on the joins under way ends an older one, never the newest connection (RDV-6): the last of the
+        # hundred gets its Hello and stays open (its own join time, 10 s, is far off; looked at for a second).
+        s = idle[-1]
+        s.settimeout(tm.SLACK)
+        try:
+            first = s.recv(4096)
+        except TimeoutError:
+            raise TooSlow("RDV-6 violated: the newest of 100 silent connections got no Hello") from None
+        ended = not first  # an end of file before any Hello
+        if first and readable(s, 1.0):  # more within the second: the rest of the Hello, or an end of file
+            s.setblocking(False)
+            try:
+                ended = s.recv(4096, socket.MSG_PEEK) == b""
+            except BlockingIOError:
+                ended = False
+            finally:
+                s.setblocking(True)
+        if ended and time.monotonic() - newest < tm.REACTION / 2:  # long before any join time ran out
+            raise AssertionError("RDV-6 violated: the newest of 100 silent connections was closed at once: a bound on "
+                                 "the joins under way ended the new connection instead of an older join")
+        occurred("RDV-6.h")
         rig.connect([0])  # a real worker joins with its URL past the hundred silent ones
         rig.send(basic(1))
         rig.check()
@@ -1116,3 +1139,77 @@ def test_a_join_started_before_anyone_listens_joins_once_a_listener_appears(ws, 
     finally:
         receiver.close()
         listener.close()
+
+
+@pytest.mark.req("RDV-2", "RDV-5", "API-9", "LIFE-2", "INIT-5", "SEND-7")
+@pytest.mark.needs("push", "mapping")
+@pytest.mark.parametrize("ended", [pytest.param("dropped", marks=pytest.mark.needs("drop")), "closed", "refused"])
+def test_a_url_restarts_its_receiver_whatever_ended_it_and_a_restart_that_refuses_is_named_at_once(ws, closing, ended):
+    """Receiver 0 joins by URL and ends: the trainer drops it, its process closes it, or it refuses its Init. Its
+    URL stays what it was (RDV-2: each receiver's secret is fixed for the sender's life; API-9: its URL restarts a
+    dropped one). A connect(workers=[0]) waiting for the restart meets a new process with that URL that refuses its
+    Init too: it raises ReceiverError naming receiver 0, cause error, without waiting for its timeout (INIT-5, SEND-7:
+    the new incarnation's own refusal). A third process with the URL then connects at the latest version and is
+    sent the next one. Receiver 1, joined by URL, is live throughout. (Two bugs of an outside round: a drop that drew
+    receiver 0 a new secret, and a connect waiting for a rejoin that took the new refusal for the old failure.)"""
+    sender = _listening(ws, 2, closing)
+    urls = [sender.url(0), sender.url(1)]
+    r1 = ws.Receiver(urls[1])
+    closing(r1)
+    r0 = ws.Receiver(urls[0], _mismatching() if ended == "refused" else None)
+    closing(r0)
+    joins = [Background(lambda r=r: r.connect(tm.T), f"conformance-receiver-{i}") for i, r in enumerate((r0, r1))]
+    if ended == "refused":
+        expect_error(ws, "ReceiverError", sender.connect, tm.T, ids="INIT-5", naming=[0],
+                     what="connect() while receiver 0 refuses its Init")
+    else:
+        try:
+            bounded(sender.connect, tm.T, limit=tm.T + tm.SLACK, what="connect() of two receivers joining by URL")
+        except (HarnessError, ws.SyncTimeoutError) as e:
+            raise TooSlow(f"RDV-5 violated: two receivers joining by URL did not connect: {e}") from None
+    for j in joins:
+        in_time(j.join(tm.T + tm.SLACK) is not None, "INIT-5 violated: a receiver's connect() did not return")
+    version = bounded(sender.send, basic(1), workers=[1], timeout=tm.T, limit=tm.T + tm.SLACK, what="send to receiver 1")
+    if ended == "dropped":
+        bounded(sender.drop, 0, tm.T, limit=tm.T + tm.SLACK, what="drop(0)")
+    elif ended == "closed":
+        r0.close()
+        expect_error(ws, "ReceiverDiedError", sender.send, basic(2), workers=[0], timeout=tm.T, ids="SEND-3",
+                     naming=[0], what="send(workers=[0]) after receiver 0 closed")
+        version = sender.version
+    assert sender.url(0) == urls[0], (
+        f"RDV-2 violated: receiver 0's URL changed after it was {ended}: each receiver's secret is fixed for the "
+        "sender's life")
+    waiting = Background(lambda: sender.connect(tm.T, workers=[0]), "conformance-connect")
+    time.sleep(tm.SHORT)  # the connect waits for a new join before the new process dials
+    refusing = ws.Receiver(urls[0], _mismatching())
+    closing(refusing)
+    Background(lambda: refusing.connect(tm.T), "conformance-receiver-0-refusing")
+    t0 = time.monotonic()
+    outcome = waiting.join(tm.T + tm.SLACK)
+    in_time(outcome is not None, "INIT-5 violated: connect(workers=[0]) did not return within its timeout and the grace")
+    status, e = outcome
+    if status == "err" and isinstance(e, ws.SyncTimeoutError):
+        raise TooSlow(f"INIT-5 violated: connect(workers=[0]) timed out ({e}) though the process that rejoined as "
+                      f"receiver 0 refused its Init {time.monotonic() - t0:.1f} s before; expected ReceiverError")
+    assert status == "err" and isinstance(e, ws.ReceiverError) and e.workers == [0], (
+        f"INIT-5 violated: connect(workers=[0]) gave {status} {e!r}; the process that rejoined as receiver 0 refused "
+        "its Init (ReceiverError naming it expected)")
+    assert set(e.causes.values()) == {"error"}, f"SEND-7 violated: the refusal is named with causes {e.causes}"
+    occurred("INIT-5.o")
+    good = ws.Receiver(urls[0])
+    closing(good)
+    join = Background(lambda: good.connect(tm.T), "conformance-receiver-0-again")
+    try:
+        bounded(sender.connect, tm.T, workers=[0], limit=tm.T + tm.SLACK, what="connect(workers=[0]) of a third process")
+    except (HarnessError, ws.SyncTimeoutError) as err:
+        raise TooSlow(f"LIFE-2 violated: a third process with receiver 0's URL did not connect: {err}") from None
+    got = join.join(tm.T + tm.SLACK)
+    assert got == ("ok", version), f"LIFE-2 violated: the third process connected with {got}, version {version} expected"
+    f = sender.send_async(basic(version + 1), timeout=tm.T)
+    waited(f, "LIFE-2", what="wait(T) on a send to both once receiver 0 restarted by its URL")
+
+
+def _mismatching() -> dict:
+    """A mapping target of the basic weights with one shape changed: its receiver refuses the Init (INIT-3)."""
+    return {n: torch.zeros(7 if n == "w" else t.shape, dtype=t.dtype) for n, t in basic(0).items()}

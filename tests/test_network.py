@@ -454,3 +454,31 @@ def test_a_handshake_that_outlasts_the_lease_keeps_the_receiver(monkeypatch):
         rx.close()
         sender.close()
         t.join(10)
+
+
+def test_the_lease_counts_from_the_init_not_the_join(monkeypatch):
+    """NET-4: the sender counts a receiver's lease from the Init it sent, where the receiver learns the lease. A
+    store that takes three leases to make (a slow resolver on the trainer's host) delays the Init past the lease
+    after the join; the receiver, silent until its Init as it must be, still joins and takes the next version. The
+    suite cannot lengthen the time between a join and the Init of the sender under test (clause NET-4.j): this is
+    the reference's own check (an outside round's bug counted the lease from the join)."""
+    from weightsync import netplane
+
+    made = netplane.Store.__init__
+
+    def slow(self, *args, **kwargs):
+        time.sleep(1.5)
+        made(self, *args, **kwargs)
+
+    monkeypatch.setattr(netplane.Store, "__init__", slow)
+    sender = ws.Sender({"w": torch.zeros(3)}, 1, listen="tcp://127.0.0.1:0", lease=0.5, heartbeat=0.1)
+    receiver = ws.Receiver(sender.url(0))
+    try:
+        joined = threading.Thread(target=receiver.connect, args=(20,), daemon=True)
+        joined.start()
+        sender.connect(20)
+        joined.join(20)
+        assert sender.send({"w": torch.ones(3)}, timeout=10) == 1 and receiver.version == 1
+    finally:
+        receiver.close()
+        sender.close()

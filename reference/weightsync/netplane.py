@@ -60,8 +60,30 @@ def _ms(seconds: float) -> int:
 
 
 def _client(host: str, port: int, timeout: float) -> dist.TCPStore:
-    return dist.TCPStore(host, port, is_master=False, wait_for_workers=False,
-                         timeout=datetime.timedelta(seconds=max(timeout, 0.001)))
+    """A client of the store at host:port, made within `timeout` or TimeoutError (INIT-5, API-7).
+
+    torch's client waits for the store's first answer without bound (a store port that accepts and never answers:
+    a trainer stopped right after its Init), and retries a refused port past its timeout; it is made in a thread of
+    its own, waited for `timeout`. A client still being made then is left to that daemon thread, which ends with
+    the process, or sooner if the store answers or closes."""
+    seconds = max(timeout, 0.001)
+    made: queue.SimpleQueue[dist.TCPStore | BaseException] = queue.SimpleQueue()
+
+    def make() -> None:
+        try:
+            made.put(dist.TCPStore(host, port, is_master=False, wait_for_workers=False,
+                                   timeout=datetime.timedelta(seconds=seconds)))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            made.put(e)
+
+    threading.Thread(target=make, name="weightsync-store-client", daemon=True).start()
+    try:
+        got = made.get(timeout=seconds)
+    except queue.Empty:
+        raise TimeoutError(f"the data plane's store at {host}:{port} did not answer within {seconds:g} s") from None
+    if isinstance(got, BaseException):
+        raise got
+    return got
 
 
 def _group(store: dist.Store, prefix: str, rank: int, hostname: str, timeout: float) -> dist.ProcessGroupGloo:
