@@ -902,7 +902,7 @@ def test_a_copying_receiver_reads_no_slot_once_it_acked(ws):
         sender.close()
 
 
-@pytest.mark.req("LAYOUT-1", "WIRE-8", "ACK-3")
+@pytest.mark.req("LAYOUT-1", "WIRE-8", "ACK-3", "INIT-4")
 def test_hundreds_of_small_odd_sized_arrays_of_one_dtype_arrive_each_in_its_place(ws):
     """LAYOUT-1 pads each array to a 64-byte offset. Weights of 600 small arrays whose sizes are no multiple of 64
     bytes (a mixture's biases: a run of 400 float32 arrays, then 200 bfloat16) arrive bit for bit, at connect and
@@ -915,14 +915,15 @@ def test_hundreds_of_small_odd_sized_arrays_of_one_dtype_arrive_each_in_its_plac
     try:
         occurred("LAYOUT-1.d")
         assert describe(receiver.weights) == describe(weights[0]), (
-            f"ACK-3 violated: a receiver connected at version 0 of 600 small arrays holds other bytes: "
+            f"LAYOUT-1, INIT-4 violated: a receiver connected at version 0 of 600 small arrays holds other bytes "
+            f"(the sender's layout or the receiver's reading of it): "
             f"{diff(describe(weights[0]), describe(receiver.weights))}")
         try:
             v = bounded(sender.send, weights[1], timeout=tm.T, limit=tm.T + tm.SLACK, what="send of 600 small arrays")
         except (HarnessError, ws.SyncTimeoutError) as e:
             raise TooSlow(f"SEND-1 violated: a send of 600 small arrays to a healthy receiver: {e}") from None
         assert receiver.version == v and describe(receiver.weights) == describe(weights[1]), (
-            f"ACK-3 violated: after acking version {v} of 600 small arrays the receiver holds other bytes: "
+            f"LAYOUT-1, ACK-3 violated: after acking version {v} of 600 small arrays the receiver holds other bytes: "
             f"{diff(describe(weights[1]), describe(receiver.weights))}")
     finally:
         receiver.close()

@@ -28,7 +28,7 @@ from .peers import HEARTBEAT, LENGTH, DataPlane, Joiner, PeerClosed, ScriptedSen
 from .pool import RemoteFailure
 from .probes import new_threads
 from .rig import expect_error, waited
-from .verdict import Inconclusive, TooSlow, WorkerLost, in_time
+from .verdict import Inconclusive, TooSlow, WorkerLost, checked_nothing, in_time
 
 pytestmark = pytest.mark.needs("network", "rendezvous", "push")  # a TCP listen= is a rendezvous too
 
@@ -1271,9 +1271,10 @@ def test_a_receiver_whose_data_plane_store_never_answers_ends_its_connect_in_tim
     took = time.monotonic() - t0
     in_time(took <= limit, f"INIT-5 violated: receiver.connect({timeout:.1f}) ended only after {took:.1f} s, its store "
                            "silent")
-    assert status == "err", f"NET-3 violated: receiver.connect() returned {value!r} with no data plane to receive on"
-    if readable(mute, 0):  # the receiver did dial the store: the condition the test is for
-        occurred("INIT-5.n")
+    if not readable(mute, 0):  # the Init came after its timeout: the receiver never dialed the store
+        checked_nothing("the receiver's connect() ended before it dialed the Init's store")
+    occurred("INIT-5.n")
+    assert status == "err", f"INIT-4 violated: receiver.connect() returned {value!r} with no data plane to receive on"
 
 
 @pytest.mark.waits(10)
@@ -1285,18 +1286,22 @@ def test_a_receiver_that_speaks_while_it_builds_its_side_past_the_lease_is_waite
     of a receiver by the lease, not its work. It must still be served: its rank built, Init's version taken, Ready,
     connect(workers=[0]) complete and the next version sent. (An outside round's bug waited for `joined` only for
     the lease.)"""
-    lease = 2.0
-    rig = _timed_rig(ws, rigs, 1, lease=lease, heartbeat=lease / 5)
+    lease = 2.0 * tm.SCALE  # the suite's own Heartbeats share a busy machine: its bound grows with the timescale
+    rig = _timed_rig(ws, rigs, 1, lease=lease, heartbeat=lease / 5, transfer_timeout=60.0)
     j, init = _joined(rig, 0, closing)
     t0 = time.monotonic()
     time.sleep(2 * lease)  # its side takes twice the lease to build; it speaks meanwhile
     occurred("NET-5.e")
-    if j.closed_by_peer(0.05):
-        raise AssertionError(f"NET-5 violated: the sender closed the channel of a receiver that spoke every 0.3 s "
+    if j.closed_by_peer(0.05):  # a pause of the suite's own Heartbeats past the lease could explain it: re-checked
+        raise TooSlow(f"NET-5 violated: the sender closed the channel of a receiver that spoke every 0.3 s "
                              f"while it built its side for {time.monotonic() - t0:.1f} s (lease {lease:g} s, "
                              f"timeout_ms {init['data_plane'].get('timeout_ms')}): the transfer timeout bounds that")
     rank = _Rank(rig, 0, init["data_plane"])
-    _check_transfer(rank.join(init["version"]), init, basic(0), init["version"])
+    try:
+        _check_transfer(rank.join(init["version"]), init, basic(0), init["version"])
+    except TooSlow as e:  # the sender never built its side for a receiver it still had: NET-5's wait, re-checked
+        raise TooSlow(f"NET-5 violated: no data plane was built with a receiver that set `joined` "
+                      f"{time.monotonic() - t0:.1f} s after its Init (timeout_ms 60000): {e}") from None
     j.send(ready(0, init["version"]))
     _joins_complete(ws, rig, [0], "NET-5")
     rig.model.connected(0, init["version"], "push")

@@ -1169,6 +1169,10 @@ def test_a_url_restarts_its_receiver_whatever_ended_it_and_a_restart_that_refuse
             raise TooSlow(f"RDV-5 violated: two receivers joining by URL did not connect: {e}") from None
     for j in joins:
         in_time(j.join(tm.T + tm.SLACK) is not None, "INIT-5 violated: a receiver's connect() did not return")
+    try:  # returns at once for a live receiver 1; waits for its Ready where a refusal of 0 ended the first connect
+        bounded(sender.connect, tm.T, workers=[1], limit=tm.T + tm.SLACK, what="connect(workers=[1])")
+    except (HarnessError, ws.SyncTimeoutError) as e:
+        raise TooSlow(f"INIT-4 violated: receiver 1, joining by URL, did not connect: {e}") from None
     version = bounded(sender.send, basic(1), workers=[1], timeout=tm.T, limit=tm.T + tm.SLACK, what="send to receiver 1")
     if ended == "dropped":
         bounded(sender.drop, 0, tm.T, limit=tm.T + tm.SLACK, what="drop(0)")
@@ -1182,6 +1186,9 @@ def test_a_url_restarts_its_receiver_whatever_ended_it_and_a_restart_that_refuse
         "sender's life")
     waiting = Background(lambda: sender.connect(tm.T, workers=[0]), "conformance-connect")
     time.sleep(tm.SHORT)  # the connect waits for a new join before the new process dials
+    assert waiting.outcome is None, (
+        f"RDV-5 violated: connect(workers=[0]), receiver 0 {ended}, gave {waiting.outcome} before any new process "
+        "joined as receiver 0; on a listening sender it waits for one (the earlier incarnation's end is not this one's)")
     refusing = ws.Receiver(urls[0], _mismatching())
     closing(refusing)
     Background(lambda: refusing.connect(tm.T), "conformance-receiver-0-refusing")
@@ -1205,6 +1212,7 @@ def test_a_url_restarts_its_receiver_whatever_ended_it_and_a_restart_that_refuse
     except (HarnessError, ws.SyncTimeoutError) as err:
         raise TooSlow(f"LIFE-2 violated: a third process with receiver 0's URL did not connect: {err}") from None
     got = join.join(tm.T + tm.SLACK)
+    in_time(got is not None, "LIFE-2 violated: the third process's connect() did not return")
     assert got == ("ok", version), f"LIFE-2 violated: the third process connected with {got}, version {version} expected"
     f = sender.send_async(basic(version + 1), timeout=tm.T)
     waited(f, "LIFE-2", what="wait(T) on a send to both once receiver 0 restarted by its URL")
