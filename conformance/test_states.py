@@ -15,6 +15,8 @@ here, for every call at once, rather than where someone thought of it.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -55,6 +57,7 @@ class Case:
     r1: object
     r0: object | None = None
     version: int = 0  # the sender's latest published version, as the test knows it
+    urls: list[str] | None = None  # receivers join by these URLs (a listening sender), else by handles
     others: list = field(default_factory=list)  # receiver objects of receiver 0 replaced since (closed at the end)
     threads: list[Background] = field(default_factory=list)  # a refused receiver's connect(), ended by the close
 
@@ -92,14 +95,21 @@ def _wrong_target() -> dict:
     return {n: torch.zeros(7 if n == "w" else t.shape, dtype=t.dtype) for n, t in basic(0).items()}
 
 
-def _enter(ws, state: str) -> Case:
-    """A Case with receiver 0 in `state`, each reached as a user would reach it."""
-    sender = ws.Sender(basic(0), 2)
-    case = Case(ws, state, sender, None)
+def _address(case: Case, i: int):
+    """What a process needs to be receiver i: its URL (the same for the sender's life, RDV-2), or a handle."""
+    return case.urls[i] if case.urls is not None else case.sender.handle(i)
+
+
+def _enter(ws, state: str, urls: bool = False) -> Case:
+    """A Case with receiver 0 in `state`, each reached as a user would reach it; with `urls`, every receiver
+    joins a listening sender by its URL."""
+    listen = {"listen": f"unix:@conformance-states-{os.getpid()}-{time.monotonic_ns()}"} if urls else {}
+    sender = ws.Sender(basic(0), 2, **listen)
+    case = Case(ws, state, sender, None, urls=[sender.url(0), sender.url(1)] if urls else None)
     try:
-        case.r1 = ws.Receiver(sender.handle(1))
+        case.r1 = ws.Receiver(_address(case, 1))
         if state in ("live", "gone", "dropped"):
-            case.r0 = ws.Receiver(sender.handle(0))
+            case.r0 = ws.Receiver(_address(case, 0))
             _connect(case, {0: case.r0, 1: case.r1}, [0, 1], "INIT-4")
         else:
             _connect(case, {1: case.r1}, [1], "INIT-4")
@@ -113,7 +123,7 @@ def _enter(ws, state: str) -> Case:
             expect_error(ws, "ReceiverDiedError", sender.connect, tm.T, ids="INIT-5",
                          what="sender.connect(T) after receiver 0, connecting, closed", naming=[0])
         elif state == "failed":
-            case.r0 = ws.Receiver(sender.handle(0), _wrong_target())
+            case.r0 = ws.Receiver(_address(case, 0), _wrong_target())
             case.threads.append(Background(lambda: case.r0.connect(tm.T), "conformance-receiver-0"))
             expect_error(ws, "ReceiverError", sender.connect, tm.T, workers=[0], ids="INIT-3",
                          what="sender.connect(T, workers=[0]), receiver 0's target mismatching", naming=[0])
@@ -245,8 +255,8 @@ def _then_drop(case: Case, state: str) -> None:
     _send_all(case, after, "send", "API-9")
     _send_all(case, after, "send_async", "API-9")
     _send_beside(case, after)
-    if after == "unconnected":  # it connects later as usual, on the handle it always had
-        _restart(case, state, case.sender.handle(0))
+    if after == "unconnected":  # it connects later as usual, on the handle or URL it always had
+        _restart(case, state, _address(case, 0))
 
 
 def _then_handle(case: Case, state: str) -> None:
@@ -269,8 +279,28 @@ def _then_handle(case: Case, state: str) -> None:
     _restart(case, state, handle)
 
 
-THEN: dict[str, Callable[[Case, str], None]] = {"drop": _then_drop, "handle": _then_handle}
+def _then_rejoin(case: Case, state: str) -> None:
+    """A new process with receiver 0's URL, which is the URL it always had (RDV-2): refused while receiver 0 is
+    live (RDV-5), which goes on as before; in any other state it takes receiver 0's place at the latest version
+    (RDV-5, LIFE-2)."""
+    assert case.urls is not None, "a rejoin is by URL"
+    url = bounded(case.sender.url, 0, limit=tm.SLACK, what="sender.url(0)")
+    assert url == case.urls[0], f"RDV-2 violated: receiver 0's URL changed once it was {state}: {url!r}"
+    if state != "live":
+        _restart(case, state, url)
+        return
+    newcomer = case.ws.Receiver(url)
+    case.others.append(newcomer)
+    expect_error(case.ws, "RefusedError", newcomer.connect, tm.T, ids="RDV-5",
+                 what="connect() of a second process with the URL of live receiver 0")
+    _send_all(case, "live", "send", "RDV-5")
+
+
+THEN: dict[str, Callable[[Case, str], None]] = {"drop": _then_drop, "handle": _then_handle, "rejoin": _then_rejoin}
 STATES = list(REFUSAL)
+#: The states a receiver joining by URL reaches through the binding alone (connecting needs a joiner that holds
+#: its Ready: test_rendezvous.py's scripted joiners cover it).
+URL_STATES = ["unconnected", "live", "failed", "gone", "dropped"]
 
 
 def _needs(state: str, then: str) -> tuple[str, ...]:
@@ -285,9 +315,24 @@ def _needs(state: str, then: str) -> tuple[str, ...]:
 @pytest.mark.req("SEND-4", "SEND-1", "SEND-5", "VER-2", "INIT-5", "API-9", "SM-S-5", "LIFE-2", "LIFE-3", "LIFE-1")
 @pytest.mark.parametrize("state,then", [pytest.param(s, t, id=f"{s}-then-{t}".replace(" ", "_"),
                                                      marks=pytest.mark.needs(*_needs(s, t)))
-                                        for s in STATES for t in THEN])
+                                        for s in STATES for t in ("drop", "handle")])
 def test_each_call_with_one_receiver_in_each_state(ws, state, then):
     case = _enter(ws, state)
+    try:
+        _probe(case, state)
+        THEN[then](case, state)
+    finally:
+        case.close()
+
+
+@pytest.mark.req("SEND-4", "SEND-1", "SEND-5", "VER-2", "INIT-5", "API-9", "RDV-2", "RDV-5", "LIFE-2", "LIFE-1")
+@pytest.mark.parametrize("state,then", [pytest.param(s, t, id=f"{s}-then-{t}".replace(" ", "_"),
+                                                     marks=pytest.mark.needs("rendezvous", *_needs(s, t)))
+                                        for s in URL_STATES for t in ("drop", "rejoin")])
+def test_each_call_with_one_receiver_in_each_state_joining_by_url(ws, state, then):
+    """The same sweep on a listening sender whose receivers join by URL: the calls behave as with handles, and
+    the URL restarts receiver 0 whatever ended it."""
+    case = _enter(ws, state, urls=True)
     try:
         _probe(case, state)
         THEN[then](case, state)
