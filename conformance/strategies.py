@@ -87,6 +87,11 @@ BASIC_SPEC: Spec = [
     ("none", torch.float16, (0, 3)),
 ]
 
+
+def basic_mismatching_target() -> dict:
+    """A mapping target of BASIC_SPEC with one shape changed ("w" of 7): a receiver given it refuses the Init (INIT-3)."""
+    return {n: torch.zeros(7 if n == "w" else s, dtype=d) for n, d, s in BASIC_SPEC}
+
 #: A dtype of the same element size, for each of DTYPES.
 SAME_SIZE = {
     torch.float32: torch.int32, torch.int32: torch.float32,

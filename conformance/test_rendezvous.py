@@ -18,7 +18,6 @@ from urllib.parse import unquote
 
 import msgpack
 import pytest
-import torch
 
 from . import strategies as S
 from . import timing as tm
@@ -1156,7 +1155,7 @@ def test_a_url_restarts_its_receiver_whatever_ended_it_and_a_restart_that_refuse
     urls = [sender.url(0), sender.url(1)]
     r1 = ws.Receiver(urls[1])
     closing(r1)
-    r0 = ws.Receiver(urls[0], _mismatching() if ended == "refused" else None)
+    r0 = ws.Receiver(urls[0], S.basic_mismatching_target() if ended == "refused" else None)
     closing(r0)
     joins = [Background(lambda r=r: r.connect(tm.T), f"conformance-receiver-{i}") for i, r in enumerate((r0, r1))]
     if ended == "refused":
@@ -1189,7 +1188,7 @@ def test_a_url_restarts_its_receiver_whatever_ended_it_and_a_restart_that_refuse
     assert waiting.outcome is None, (
         f"RDV-5 violated: connect(workers=[0]), receiver 0 {ended}, gave {waiting.outcome} before any new process "
         "joined as receiver 0; on a listening sender it waits for one (the earlier incarnation's end is not this one's)")
-    refusing = ws.Receiver(urls[0], _mismatching())
+    refusing = ws.Receiver(urls[0], S.basic_mismatching_target())
     closing(refusing)
     Background(lambda: refusing.connect(tm.T), "conformance-receiver-0-refusing")
     t0 = time.monotonic()
@@ -1216,8 +1215,3 @@ def test_a_url_restarts_its_receiver_whatever_ended_it_and_a_restart_that_refuse
     assert got == ("ok", version), f"LIFE-2 violated: the third process connected with {got}, version {version} expected"
     f = sender.send_async(basic(version + 1), timeout=tm.T)
     waited(f, "LIFE-2", what="wait(T) on a send to both once receiver 0 restarted by its URL")
-
-
-def _mismatching() -> dict:
-    """A mapping target of the basic weights with one shape changed: its receiver refuses the Init (INIT-3)."""
-    return {n: torch.zeros(7 if n == "w" else t.shape, dtype=t.dtype) for n, t in basic(0).items()}

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
-import torch
 
 from . import strategies as S
 from . import timing as tm
@@ -90,11 +89,6 @@ def _connect(case: Case, receivers: dict[int, object], workers: list[int], ids: 
             f"{outcome} (LIFE-1: the latest version)")
 
 
-def _wrong_target() -> dict:
-    """A mapping target of the basic weights with one shape changed: its receiver refuses the Init (INIT-3)."""
-    return {n: torch.zeros(7 if n == "w" else t.shape, dtype=t.dtype) for n, t in basic(0).items()}
-
-
 def _address(case: Case, i: int):
     """What a process needs to be receiver i: its URL (the same for the sender's life, RDV-2), or a handle."""
     return case.urls[i] if case.urls is not None else case.sender.handle(i)
@@ -123,7 +117,7 @@ def _enter(ws, state: str, urls: bool = False) -> Case:
             expect_error(ws, "ReceiverDiedError", sender.connect, tm.T, ids="INIT-5",
                          what="sender.connect(T) after receiver 0, connecting, closed", naming=[0])
         elif state == "failed":
-            case.r0 = ws.Receiver(_address(case, 0), _wrong_target())
+            case.r0 = ws.Receiver(_address(case, 0), S.basic_mismatching_target())
             case.threads.append(Background(lambda: case.r0.connect(tm.T), "conformance-receiver-0"))
             expect_error(ws, "ReceiverError", sender.connect, tm.T, workers=[0], ids="INIT-3",
                          what="sender.connect(T, workers=[0]), receiver 0's target mismatching", naming=[0])
