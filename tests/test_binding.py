@@ -631,3 +631,29 @@ def test_a_network_receiver_close_shares_one_bound_between_its_threads(monkeypat
     finally:
         stuck.set()
     assert took < 0.3 + 0.2, f"close() of a network receiver's source took {took:.2f} s against a 0.3 s bound"
+
+
+def test_a_receive_that_cannot_be_written_fails_its_target_at_once(local, weights):
+    """SEND-3, SEND-2: a target whose channel refuses the Receive (the peer reset it between the send's look at
+    the channels and its write) is gone, and the send names it at once: the version's future, made once the
+    Receives are out, takes in what their writes settled."""
+
+    class Refusing:
+        def __init__(self, sock):
+            self._sock = sock
+
+        def send(self, data, *args):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def __getattr__(self, name):
+            return getattr(self._sock, name)
+
+    sender, (r0, r1) = local(weights, n=2)
+    channel = sender._hub.peers[1].channel
+    channel.sock = Refusing(channel.sock)
+    started = time.monotonic()
+    with pytest.raises(ws.ReceiverDiedError) as e:
+        sender.send(timeout=20)
+    assert time.monotonic() - started < 5, "the failed write settled nothing: the send waited for an answer"
+    assert e.value.workers == [1] and e.value.version == 1
+    assert r0.version == 1

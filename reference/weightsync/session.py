@@ -67,6 +67,7 @@ class Session:
     def __init__(self, allowed: tuple, max_in: int, *, takes_handles: bool = False):
         self.allowed = allowed
         self._reader = wire.FrameReader(max_in)
+        self._pack = wire.packer()  # the driver writes one frame at a time
         self._takes_handles = takes_handles
         self._fds: deque[int] = deque()
         self.orphans: list[int] = []
@@ -189,7 +190,7 @@ class Session:
             machine.sent(msg)
         if self.liveness is not None:
             self.liveness.speak(now)
-        return wire.frame(msg)
+        return wire.frame(msg, self._pack)
 
     # ---- time ----
 
