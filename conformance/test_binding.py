@@ -438,6 +438,41 @@ def test_an_await_cancelled_by_its_timeout_leaves_the_future_to_await_again(ws, 
     assert again == f.version, f"API-11 violated: `await future` again gave {again!r}, expected {f.version}"
     rig.model.acked(0, f.version)
     waited(f, "SEND-5", what="wait() after the awaits")
+
+
+@pytest.mark.req("API-11", "API-7")
+@pytest.mark.needs("hooks", "pull")
+def test_a_cancelled_await_leaves_nothing_waiting_and_the_loop_closes(ws, rigs):
+    """`asyncio.run()` of a coroutine whose `asyncio.wait_for(future, SHORT)` timed out, its target (a pull
+    receiver) never polling: the run returns at once (API-11.o). The caller's bound ended the await; nothing of the
+    binding may go on waiting for that outcome (a wait handed to the loop's default executor would, and
+    asyncio.run() joins that executor before it returns, so a trainer's coroutine that gave up on a silent worker
+    could never end)."""
+    import asyncio
+
+    from .rig import Background
+
+    rig = rigs(basic(0), 1, modes=["pull"])
+    f = rig.send_async(basic(1))
+
+    async def main():
+        try:
+            return await asyncio.wait_for(f, tm.SHORT)
+        except (TimeoutError, asyncio.TimeoutError):  # noqa: UP041 - two classes before Python 3.11
+            return None
+
+    t0 = time.monotonic()
+    run = Background(lambda: asyncio.run(main()), "conformance-asyncio-run")
+    limit = tm.SHORT + tm.REACTION + tm.SLACK
+    outcome = run.join(limit)
+    took = time.monotonic() - t0
+    if outcome is not None and outcome[0] == "ok" and outcome[1] is not None:
+        checked_nothing(f"the await gave {outcome[1]!r} before its bound: the pull receiver's version came")
+    occurred("API-11.o")
+    in_time(outcome is not None, f"API-11 violated: asyncio.run() of a coroutine whose await of a future timed out "
+                                 f"after {tm.SHORT:g} s (asyncio.wait_for) had not returned {took:.1f} s after it "
+                                 "began, the target silent: something of the binding still waits for the outcome")
+    assert outcome[0] == "ok", f"API-11 violated: asyncio.run() raised {type(outcome[1]).__name__}: {outcome[1]}"
     rig.check()
 
 

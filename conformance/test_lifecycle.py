@@ -754,15 +754,16 @@ def test_an_interrupt_at_any_line_leaves_close_bounded(ws, side):
 
 @pytest.mark.req("LIFE-9", "SEND-1", "API-2", "API-3")
 @pytest.mark.needs("pull")
-@pytest.mark.parametrize("side", ["sender", "receiver"])
+@pytest.mark.parametrize("side", ["sender", "receiver", "reader"])
 def test_an_interrupt_while_a_call_waits_leaves_the_object_working(ws, side):
     """Ctrl-C where a blocked call spends its time: SIGINT reaches this (the main) thread while it waits in
     send(), for the Ack of a pull receiver in this process that does not poll yet (sent once sender.version
-    shows the version published), or in poll(), for a version not sent yet. The KeyboardInterrupt comes out of
-    that call; the object then works on as after a timeout there (LIFE-9.d): with the receiver polling, a send
-    returns its version and a send_async's done() turns true; a poll() applies the newest pending version. The
-    handler raises only while the call runs: a signal taken after it (a call that does not take interrupts while
-    it waits) is not judged and cannot reach pytest."""
+    shows the version published), or in poll(), for a version not sent yet, or (`reader`) for another thread's
+    reading() block that holds back the version it has found. The KeyboardInterrupt comes out of that call; the
+    object then works on as after a timeout there (LIFE-9.d, LIFE-9.e): with the receiver polling, a send
+    returns its version and a send_async's done() turns true; a poll() applies the newest pending version, the
+    one the interrupted poll() had found included. The handler raises only while the call runs: a signal taken
+    after it (a call that does not take interrupts while it waits) is not judged and cannot reach pytest."""
     import signal
 
     if threading.current_thread() is not threading.main_thread():
@@ -789,8 +790,21 @@ def test_an_interrupt_while_a_call_waits_leaves_the_object_working(ws, side):
         if in_call.is_set():
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
+    inside, leave, reader, held = threading.Event(), threading.Event(), None, None
+
+    def read() -> None:
+        with receiver.reading(timeout=tm.T):
+            inside.set()
+            leave.wait(4 * tm.T)
+
     try:
         connect_here(ws, sender, [receiver], "a healthy pull receiver")
+        if side == "reader":  # a block in another thread, then a version for poll() to find and wait with
+            reader = threading.Thread(target=read, daemon=True, name="conformance-reader")
+            reader.start()
+            if not inside.wait(tm.T):
+                raise TooSlow(f"a reading() block in a second thread had not begun within {tm.T:.0f} s")
+            held = bounded(sender.send_async, basic(1), timeout=tm.T, limit=tm.T + tm.SLACK, what="send_async")
         signal.signal(signal.SIGINT, handler)
         timer = threading.Thread(target=interrupt, daemon=True, name="conformance-interrupt")
         interrupted = False
@@ -813,6 +827,19 @@ def test_an_interrupt_while_a_call_waits_leaves_the_object_working(ws, side):
             checked_nothing(f"the {side}'s call did not take the interrupt while it waited (it ended with {got!r}"
                             f"{', the signal taken after it' if taken.is_set() else ''})")
         occurred("LIFE-9.d")
+        if side == "reader":
+            occurred("LIFE-9.e")
+            leave.set()
+            reader.join(tm.T)
+            try:
+                got = bounded(receiver.poll, tm.T, limit=tm.T + tm.SLACK, what="poll() after the interrupted poll()")
+            except HarnessError as e:
+                raise TooSlow(f"LIFE-9 violated: {e}") from None
+            assert got == held.version, (f"LIFE-9 violated: a KeyboardInterrupt reached poll() while another "
+                                         f"thread's reading() held back version {held.version}; once the reader left, "
+                                         f"poll() gave {got!r}, not that version")
+            waited(held, "LIFE-9", what="wait() on the version an interrupted poll() had found")
+            return
         if side == "receiver":
             f = bounded(sender.send_async, basic(1), timeout=tm.T, limit=tm.T + tm.SLACK, what="send_async")
             try:
@@ -849,8 +876,11 @@ def test_an_interrupt_while_a_call_waits_leaves_the_object_working(ws, side):
                           f"a polling receiver was not done() within {tm.T:.0f} s (API-2)")
     finally:
         stop.set()
+        leave.set()
         if poller is not None:
             poller.join(tm.T)
+        if reader is not None:
+            reader.join(tm.T)
         bounded(receiver.close, limit=tm.REACTION + tm.SLACK, what="receiver.close()")
         bounded(sender.close, limit=tm.REACTION + tm.SLACK, what="sender.close()")
 

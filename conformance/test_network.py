@@ -1238,7 +1238,7 @@ def test_a_tcp_receiver_stops_once_its_sender_is_silent_for_the_lease_not_the_tr
     assert state["stopped"] is True, f"SM-R-3, NET-4 violated: the receiver closed its channel but is not stopped: {state}"
 
 
-@pytest.mark.req("INIT-5", "API-7", "NET-3")
+@pytest.mark.req("INIT-5", "API-7", "NET-3", "INIT-4")
 def test_a_receiver_whose_data_plane_store_never_answers_ends_its_connect_in_time(pool, closing):
     """A trainer stopped right after it wrote the Init (SIGSTOP, a debugger) leaves a store port that accepts
     connections and never answers. The receiver's connect(timeout) still ends within its timeout and the grace
@@ -1267,7 +1267,7 @@ def test_a_receiver_whose_data_plane_store_never_answers_ends_its_connect_in_tim
         status, value = worker.result(max(0.0, t0 + limit - time.monotonic()) + tm.SLACK)
     except HarnessError:
         raise TooSlow(f"INIT-5 violated: receiver.connect({timeout:.1f}) had not returned {limit + tm.SLACK:.1f} s "
-                             "after it was called; the Init's data-plane store accepts and never answers") from None
+                      "after it was called; the Init's data-plane store accepts and never answers") from None
     took = time.monotonic() - t0
     in_time(took <= limit, f"INIT-5 violated: receiver.connect({timeout:.1f}) ended only after {took:.1f} s, its store "
                            "silent")
@@ -1280,8 +1280,8 @@ def test_a_receiver_whose_data_plane_store_never_answers_ends_its_connect_in_tim
 @pytest.mark.waits(10)
 @pytest.mark.req("NET-5", "NET-4", "API-10")
 def test_a_receiver_that_speaks_while_it_builds_its_side_past_the_lease_is_waited_for(ws, rigs, closing):
-    """Sender(lease=2, heartbeat=0.4): scripted receiver 0 takes its Init and speaks (a Heartbeat every 0.3 s) but
-    sets `joined` only after twice the lease, far within Init's timeout_ms: building its side of the data plane may
+    """Sender(lease=2 s times the suite's timescale, heartbeat a fifth of it): scripted receiver 0 takes its Init and
+    speaks (a Heartbeat every 0.3 s) but sets `joined` only after twice the lease, far within Init's timeout_ms: building its side of the data plane may
     take that long (a slow resolver, a large group), and NET-5 bounds it by the transfer timeout, NET-4 the silence
     of a receiver by the lease, not its work. It must still be served: its rank built, Init's version taken, Ready,
     connect(workers=[0]) complete and the next version sent. (An outside round's bug waited for `joined` only for
@@ -1294,8 +1294,8 @@ def test_a_receiver_that_speaks_while_it_builds_its_side_past_the_lease_is_waite
     occurred("NET-5.e")
     if j.closed_by_peer(0.05):  # a pause of the suite's own Heartbeats past the lease could explain it: re-checked
         raise TooSlow(f"NET-5 violated: the sender closed the channel of a receiver that spoke every 0.3 s "
-                             f"while it built its side for {time.monotonic() - t0:.1f} s (lease {lease:g} s, "
-                             f"timeout_ms {init['data_plane'].get('timeout_ms')}): the transfer timeout bounds that")
+                      f"while it built its side for {time.monotonic() - t0:.1f} s (lease {lease:g} s, "
+                      f"timeout_ms {init['data_plane'].get('timeout_ms')}): the transfer timeout bounds that")
     rank = _Rank(rig, 0, init["data_plane"])
     try:
         _check_transfer(rank.join(init["version"]), init, basic(0), init["version"])

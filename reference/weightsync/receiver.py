@@ -326,6 +326,9 @@ class Receiver:
                     return None
             except Cancelled:
                 return None
+            except BaseException:  # an interrupt in that wait leaves it pending, as the timeout does (LIFE-9)
+                pending.untake(msg)
+                raise
             status, detail = self._applier.apply_released(msg, pending)
         finally:
             if got_io:
