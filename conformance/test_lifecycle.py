@@ -781,10 +781,23 @@ def test_an_interrupt_while_a_call_waits_leaves_the_object_working(ws, side):
         if in_call.is_set():
             raise Interrupted()
 
+    def apply_waits() -> bool:
+        """Whether a new reading() block is held back now: an apply waits for the readers (CONS-2)."""
+        try:
+            with receiver.reading(timeout=0):
+                return False
+        except ws.SyncTimeoutError:
+            return True
+
     def interrupt():
+        end = time.monotonic() + tm.T
         if side == "sender":  # the version is published: send() is past its checks and copies, in its wait
-            end = time.monotonic() + tm.T
             while sender.version < 1 and time.monotonic() < end:
+                time.sleep(0.01)
+        if side == "reader":  # poll() found the version and waits for the reader: new blocks are held back
+            while not apply_waits():
+                if time.monotonic() > end or not in_call.is_set():
+                    return  # poll() never waited for the reader: no signal, nothing judged
                 time.sleep(0.01)
         time.sleep(tm.SHORT)
         if in_call.is_set():
@@ -807,30 +820,45 @@ def test_an_interrupt_while_a_call_waits_leaves_the_object_working(ws, side):
             held = bounded(sender.send_async, basic(1), timeout=tm.T, limit=tm.T + tm.SLACK, what="send_async")
         signal.signal(signal.SIGINT, handler)
         timer = threading.Thread(target=interrupt, daemon=True, name="conformance-interrupt")
-        interrupted = False
+        interrupted, late = False, False
         try:
-            in_call.set()
-            timer.start()
-            if side == "sender":
-                got = sender.send(basic(1), timeout=4 * tm.T)
-            else:
-                got = receiver.poll(4 * tm.T)
-        except Interrupted:
-            interrupted = True
-        except Exception as e:  # noqa: BLE001 - the call ended its wait some other way: nothing to judge
-            got = f"{type(e).__name__}: {e}"
+            try:
+                in_call.set()
+                timer.start()
+                if side == "sender":
+                    got = sender.send(basic(1), timeout=4 * tm.T)
+                else:
+                    got = receiver.poll(4 * tm.T)
+            except Interrupted:
+                interrupted = True
+            except Exception as e:  # noqa: BLE001 - the call ended its wait some other way: nothing to judge
+                got = f"{type(e).__name__}: {e}"
+            finally:
+                in_call.clear()
+        except Interrupted:  # taken after the call had returned, before the flag fell: not a wait's interrupt
+            late = True
         finally:
-            in_call.clear()
             timer.join(tm.T + tm.SLACK)
             signal.signal(signal.SIGINT, previous)
+        if late:
+            checked_nothing(f"the signal reached the {side}'s call only as it returned")
         if not interrupted:
             checked_nothing(f"the {side}'s call did not take the interrupt while it waited (it ended with {got!r}"
                             f"{', the signal taken after it' if taken.is_set() else ''})")
         occurred("LIFE-9.d")
         if side == "reader":
             occurred("LIFE-9.e")
+            # As after a timeout of that wait, no apply waits: a new block in another thread goes on (CONS-2)
+            entered = Background(lambda: apply_waits() and "held back", "conformance-reader-2").join(tm.T)
+            if entered is None:
+                raise TooSlow(f"reading(timeout=0) in another thread had not returned within {tm.T:.0f} s")
+            assert entered == ("ok", False), (
+                f"LIFE-9 violated: after a KeyboardInterrupt ended poll()'s wait for another thread's reading() block, "
+                f"a new reading(timeout=0) in a third thread was {entered[1]!r} beside that block: an apply still "
+                "waits, as none does after a timeout of that wait (CONS-2)")
             leave.set()
             reader.join(tm.T)
+            in_time(not reader.is_alive(), f"the first reading() block had not ended {tm.T:.0f} s after it was let go")
             try:
                 got = bounded(receiver.poll, tm.T, limit=tm.T + tm.SLACK, what="poll() after the interrupted poll()")
             except HarnessError as e:

@@ -657,3 +657,24 @@ def test_a_receive_that_cannot_be_written_fails_its_target_at_once(local, weight
     assert time.monotonic() - started < 5, "the failed write settled nothing: the send waited for an answer"
     assert e.value.workers == [1] and e.value.version == 1
     assert r0.version == 1
+
+
+def test_an_outcome_decided_after_the_awaiting_loop_closed_is_dropped_quietly(local, weights, caplog):
+    """API-11: an await that asyncio.wait_for cancelled, on a loop asyncio.run() has closed since; the sender's
+    close() then decides the future, and telling the closed loop is skipped, not logged as a callback's error."""
+    import asyncio
+
+    sender, (r,) = local(weights, n=1, modes="pull")
+    f = sender.send_async(timeout=5)
+
+    async def main():
+        with pytest.raises((TimeoutError, asyncio.TimeoutError)):  # noqa: UP041 - two classes before Python 3.11
+            await asyncio.wait_for(f, 0.2)
+
+    asyncio.run(main())
+    caplog.clear()
+    sender.close()
+    told = threading.Event()
+    f.add_done_callback(lambda _: told.set())  # after the await's own: the callbacks run in order (API-11)
+    assert told.wait(5)
+    assert not [rec for rec in caplog.records if rec.levelname == "ERROR"], caplog.text

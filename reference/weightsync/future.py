@@ -202,7 +202,15 @@ class SendFuture:
             else:
                 result.set_result(version)
 
-        self.add_done_callback(lambda _: loop.call_soon_threadsafe(settle))
+        def wake(_: SendFuture) -> None:
+            if loop.is_closed():  # the caller's loop ended first (its await was cancelled): nobody is told (API-11)
+                return
+            try:
+                loop.call_soon_threadsafe(settle)
+            except RuntimeError:  # it closed since the look above
+                pass
+
+        self.add_done_callback(wake)
         return result.__await__()
 
     def __repr__(self) -> str:
