@@ -438,6 +438,7 @@ def test_an_await_cancelled_by_its_timeout_leaves_the_future_to_await_again(ws, 
     assert again == f.version, f"API-11 violated: `await future` again gave {again!r}, expected {f.version}"
     rig.model.acked(0, f.version)
     waited(f, "SEND-5", what="wait() after the awaits")
+    rig.check()
 
 
 @pytest.mark.req("API-11", "API-7")

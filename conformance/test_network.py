@@ -1281,11 +1281,11 @@ def test_a_receiver_whose_data_plane_store_never_answers_ends_its_connect_in_tim
 @pytest.mark.req("NET-5", "NET-4", "API-10")
 def test_a_receiver_that_speaks_while_it_builds_its_side_past_the_lease_is_waited_for(ws, rigs, closing):
     """Sender(lease=2 s times the suite's timescale, heartbeat a fifth of it): scripted receiver 0 takes its Init and
-    speaks (a Heartbeat every 0.3 s) but sets `joined` only after twice the lease, far within Init's timeout_ms: building its side of the data plane may
-    take that long (a slow resolver, a large group), and NET-5 bounds it by the transfer timeout, NET-4 the silence
-    of a receiver by the lease, not its work. It must still be served: its rank built, Init's version taken, Ready,
-    connect(workers=[0]) complete and the next version sent. (An outside round's bug waited for `joined` only for
-    the lease.)"""
+    speaks (a Heartbeat every 0.3 s) but sets `joined` only after twice the lease, far within Init's timeout_ms:
+    building its side of the data plane may take that long (a slow resolver, a large group), and NET-5 bounds it by
+    the transfer timeout, NET-4 the silence of a receiver by the lease, not its work. It must still be served: its
+    rank built, Init's version taken, Ready, connect(workers=[0]) complete and the next version sent. (An outside
+    round's bug waited for `joined` only for the lease.)"""
     lease = 2.0 * tm.SCALE  # the suite's own Heartbeats share a busy machine: its bound grows with the timescale
     rig = _timed_rig(ws, rigs, 1, lease=lease, heartbeat=lease / 5, transfer_timeout=60.0)
     j, init = _joined(rig, 0, closing)
