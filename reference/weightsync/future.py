@@ -203,11 +203,9 @@ class SendFuture:
                 result.set_result(version)
 
         def wake(_: SendFuture) -> None:
-            if loop.is_closed():  # the caller's loop ended first (its await was cancelled): nobody is told (API-11)
-                return
             try:
                 loop.call_soon_threadsafe(settle)
-            except RuntimeError:  # it closed since the look above
+            except RuntimeError:  # the caller's loop closed first (its await was cancelled): nobody to tell (API-11)
                 pass
 
         self.add_done_callback(wake)

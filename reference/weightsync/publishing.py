@@ -38,14 +38,11 @@ class Publisher:
         self.checker = checker
         self.version = 0
         self.futures: dict[int, SendFuture] = {}
-        self._early: list[tuple[int, str, str]] | None = None  # answers settled while publish() makes its future
 
     def settle(self, version: int, rid: int, cause: str, detail: str) -> None:
         """One receiver's outcome for one version, from the hub (ACK-2, SM-S-9)."""
         future = self.futures.get(version)
-        if future is None and self._early is not None and version == self.version:
-            self._early.append((rid, cause, detail))  # its Receive failed before the future was made (publish)
-        elif future is not None:
+        if future is not None:
             future._settle(rid, cause, detail)
             if future._complete:  # nothing more can settle it
                 del self.futures[version]
@@ -163,31 +160,15 @@ class Publisher:
                 self.checker.ordered(source if type(source) is dict else layout.flatten(source))
                 raise
         self.version += 1
+        future = SendFuture(self.version, targets, hub.take_arrived_if_free, self.wait,
+                            nbytes=sum([group.nbytes for group in chosen]), clock=hub.clock)
+        self.futures[self.version] = future
         # Every group gets each version, once per device, so that a joiner on any
         # device starts from the latest (LIFE-1, LAYOUT-2).
         ids: dict[Group, list[int]] = {}
         for group, slot in chosen.items():
             hub.pool.publish(group, slot, self.version)
             ids[group] = [s.id for s in group.slots]
-        # The future is made once the Receives are out, while the receivers read them; a target whose channel
-        # failed meanwhile settled into `_early`, which the future takes in.
-        early: list[tuple[int, str, str]] = []
-        self._early = early
-        try:
-            self._announce(targets, chosen, ids)
-        finally:
-            self._early = None
-            future = SendFuture(self.version, targets, hub.take_arrived_if_free, self.wait,
-                                nbytes=sum([group.nbytes for group in chosen]), clock=hub.clock)
-            self.futures[self.version] = future
-            for rid, cause, detail in early:
-                self.settle(self.version, rid, cause, detail)
-        future._published_after(hub.clock() - started)
-        return future
-
-    def _announce(self, targets: list[int], chosen: dict[Group, Slot], ids: dict[Group, list[int]]) -> None:
-        """The Receive of the version just published to each target, and its data plane's transfer (SEND-1, NET-2)."""
-        hub, peers = self.hub, self.hub.peers
         for i in targets:
             peer = peers[i]
             group = peer.group
@@ -200,6 +181,8 @@ class Publisher:
             if peer.lane is not None:  # the version follows on its data plane (NET-2)
                 assert isinstance(slot, CpuSlot), "the network profile carries CPU slots only"
                 peer.lane.submit(self.version, slot.buffer.tensor)
+        future._published_after(hub.clock() - started)
+        return future
 
     def free_slots(self, targets: list[int], deadline: Deadline) -> dict[Group, Slot]:
         """A free slot per group, waiting (bounded) for acks and for slow readers' channels (SLOT-3, SEC-3)."""
