@@ -26,6 +26,9 @@ run() { echo "==== $1 ($(date -u +%T))"; shift; "$@" || status=1; }
 [[ $what == *all* || $what == *tests* ]] && run "CUDA tests" bash -c "timeout ${STAGE_TIMEOUT:-300} $py -m pytest tests/test_cuda.py tests/test_cuda_logic.py tests/test_layout.py -m 'cuda or not cuda' -p no:cacheprovider -v -rfEs --durations=8 --timeout 120 2>&1 | tee $out/tests.txt"
 [[ $what == *all* || $what == *suite* || $what == *cudarows* ]] && run "suite: the CUDA rows" bash -c "timeout ${STAGE_TIMEOUT:-300} $py -m pytest conformance/test_cuda.py --impl=weightsync -p no:cacheprovider -n 0 -v -rfEs --timeout 120 2>&1 | tee $out/suite-cuda.txt"
 [[ $what == *all* || $what == *suite* ]] && run "suite: all of it" bash -c "timeout ${STAGE_TIMEOUT:-300} $py -m pytest conformance --impl=weightsync -p no:cacheprovider -q -rfEs --durations=10 --conformance-json=$out/suite.json 2>&1 | tee $out/suite.txt"
+# Issue 41's measure on a GPU: the clauses that run exercised (every CUDA clause has a test; on a machine with a GPU
+# the report should list none but those only a sender program or a one-role module reaches).
+[[ $what == *all* || $what == *suite* ]] && run "suite: the clauses it exercised" bash -c "$py conformance/tools/clauses.py $out/suite.json 2>&1 | tee $out/clauses.txt"
 # Seen twice on an H100, never on a CPU machine: in test_receivers_on_one_device_read_one_copy_of_a_version
 # receiver 0's connect() got no Init in 10 s while receivers 1 and 2 connected (the re-check held). On a GPU
 # the suite's CUDA tests run first in the same worker processes; this stage runs them and then that test
