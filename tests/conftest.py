@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -75,6 +77,18 @@ def assert_holds(receiver, expected: dict[str, torch.Tensor], version: int, req:
 
 def thread_names() -> set[str]:
     return {t.name for t in threading.enumerate()}
+
+
+def shm_left(before: set[str], settle: float = 30.0) -> set[str]:
+    """The /dev/shm entries made since `before` that stay. Another program on a busy machine makes and removes its
+    own (a spawned process's semaphores live as long as it does), so an entry counts as left only if it is still
+    there after `settle` seconds; what the code under test leaked never goes."""
+    deadline = time.monotonic() + settle
+    while True:
+        left = set(os.listdir("/dev/shm")) - before
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")
