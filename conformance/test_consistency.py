@@ -178,15 +178,31 @@ def test_subset_send_leaves_others_alone(rigs, how, target):
     rig.check()
 
 
-@pytest.mark.req("ZC-1", "ZC-2", "SLOT-2", "ACK-3", "CONS-5")
+@pytest.mark.req("ZC-1", "ZC-2", "SLOT-2", "ACK-3", "CONS-5", "ACK-2")
 @pytest.mark.needs("zero_copy")
-@pytest.mark.parametrize("held", ["an acked version", "its Init's version"])
+@pytest.mark.parametrize("held", ["an acked version", "its Init's version", "the newest of two it caught up on"])
 def test_zero_copy_slot_is_not_rewritten_while_held(rigs, held):
     """Zero-copy receiver 0 holds a slot while four versions go to receiver 1 only: the slot of a version it acked
-    ok (ZC-2.a), or, never sent to after its handshake, its Init's slot from its Ready on (ZC-2.c)."""
-    rig = rigs(basic(0), 2, zero_copy=[True, False], targets=None)
-    first = 1 if held == "an acked version" else 0
-    if first:
+    ok (ZC-2.a), or, never sent to after its handshake, its Init's slot from its Ready on (ZC-2.c), or, as a pull
+    receiver that let versions 1 and 2 wait and took only 2 with one poll(), the slot of 2, which its one Ack
+    answered with 1 (ACK-2): the hold moves to the slot of the version that Ack names (ZC-2.d)."""
+    catch_up = held == "the newest of two it caught up on"
+    rig = rigs(basic(0), 2, zero_copy=[True, False], targets=None, modes=["pull", "push"] if catch_up else None)
+    first = 0 if held == "its Init's version" else 1
+    if catch_up:
+        futures = [rig.send_async(basic(k)) for k in (1, 2)]  # receiver 1 applies each; receiver 0 lets both wait
+        got = rig.poll(0, tm.T)
+        in_time(got is not None, f"ACK-1 violated: receiver 0's poll({tm.T:.0f}) found nothing; versions 1 and 2 were "
+                                 "sent to it")
+        if got != 2:
+            checked_nothing(f"receiver 0's poll() applied {got}, not the newest pending version 2 (its Receive had not "
+                            "been read yet): it caught up on nothing")
+        for k, f in enumerate(futures, start=1):
+            waited(f, "ACK-2")
+            rig.model.acked(1, k)
+        occurred("ZC-2.d")
+        first = 2
+    elif first:
         rig.send(basic(1))
     for k in range(first + 1, first + 5):
         rig.send(basic(k), workers=[1])
@@ -195,7 +211,13 @@ def test_zero_copy_slot_is_not_rewritten_while_held(rigs, held):
             f"ZC-2, CONS-5 violated: the zero-copy receiver 0 holds version {first} ({held}) but after a send of "
             f"{k} to [1] it shows version {v} with {'other' if d != rig.model.published[first] else 'the same'} bytes"
         )
-    rig.send(basic(first + 5))
+    if catch_up:  # a pull receiver applies only when it polls
+        f = rig.send_async(basic(first + 5))
+        rig.polled(0, first + 5, "ACK-1")
+        waited(f, "SEND-5")
+        rig.model.acked(1, first + 5)
+    else:
+        rig.send(basic(first + 5))
     rig.check()
 
 

@@ -307,6 +307,41 @@ def test_one_deadline_covers_the_slot_wait_and_the_ack_wait(rigs, ws):
     assert e.version == 3, f"SEND-2, SEC-5 violated: the SyncTimeoutError carries version {e.version}, expected 3"
 
 
+@pytest.mark.req("API-9", "SLOT-2", "SLOT-3", "ZC-2")
+@pytest.mark.needs("drop", "zero_copy")
+def test_drop_ends_the_hold_of_a_zero_copy_receiver(rigs, ws):
+    """Zero-copy receiver 0 acked version 1 and holds its slot; version 2 goes to receiver 1 alone into the other
+    slot, so with max_slots=2 a send of 3 to receiver 1 finds none free and names receiver 0 (ZC-2, SLOT-3). drop(0)
+    ends that hold as it ends pending versions (the dropped process's views may read on; nothing is promised to it
+    any more): the send of 3 then goes through, and no error may name the dropped receiver as holding a slot."""
+    rig = rigs(basic(0), 2, zero_copy=[True, False], targets=None, max_slots=2)
+    rig.send(basic(1))
+    rig.send(basic(2), workers=[1])
+    expect_error(ws, "SyncTimeoutError", rig.sender.send, basic(3), workers=[1], timeout=tm.SHORT, ids="ZC-2",
+                 what="send to receiver 1 while zero-copy receiver 0 holds version 1's slot and version 2 is the "
+                      "latest, with max_slots=2", naming=[0], limit=tm.SHORT + tm.SLACK)
+    try:
+        bounded(rig.sender.drop, 0, timeout=tm.T, limit=tm.T + tm.SLACK, what="sender.drop(0)")
+    except HarnessError as err:
+        raise TooSlow(f"API-9 violated (API-7): {err}") from None
+    rig.model.gone(0)
+    occurred("API-9.m")
+    try:
+        v = bounded(rig.sender.send, basic(3), workers=[1], timeout=tm.T, limit=tm.T + tm.SLACK,
+                    what="send to receiver 1 after drop(0)")
+    except HarnessError as err:
+        raise TooSlow(f"API-9 violated: {err}") from None
+    except ws.SyncTimeoutError as e:
+        assert 0 not in (getattr(e, "workers", None) or []), (
+            f"API-9 violated: after drop(0), a send to receiver 1 found no free slot and named the dropped receiver 0 "
+            f"as holding one ({e}): dropping a zero-copy receiver must end its hold")
+        raise TooSlow(f"SLOT-3 violated: after drop(0), a send to receiver 1 found no free slot: {e}") from None
+    assert v == 3, f"VER-1 violated: the send after drop(0) published {v}, not 3"
+    rig.model.publish(describe(basic(3)), [1])
+    rig.model.acked(1, 3)
+    rig.check([1])
+
+
 @pytest.mark.req("API-9", "SEC-5", "SLOT-3", "LIFE-2", "SM-R-3", "LIFE-7")
 @pytest.mark.needs("drop")
 def test_drop_frees_the_slots_a_silent_receiver_pins(rigs, ws):

@@ -715,13 +715,14 @@ class _TcpSession:
     connect() running there until `connected()`)."""
 
     def __init__(self, pool, closing, *, mode: str = "push", lease_ms: int = 60_000, timeout_ms: int = 60_000,
-                 store: str | None = None, before_init=None, before_transfer=None, ids: str = "INIT-4"):
+                 store: str | None = None, before_init=None, before_transfer=None, ids: str = "INIT-4",
+                 zero_copy: bool = False):
         self.stop = threading.Event()
         self.beats: list[float] = []
         self.sender = ScriptedSender(tcp=True)
         closing(self.sender)
         self.worker = pool.get(1)[0]
-        self.worker.call("open", self.sender.url(0), mode, False, None)
+        self.worker.call("open", self.sender.url(0), mode, zero_copy, None)
         self.worker.submit("connect", tm.T)
         self.ch = self.sender.accept(tm.T)
         closing(self.ch)
@@ -867,6 +868,56 @@ def test_a_pull_receiver_over_tcp_takes_every_pending_transfer_and_applies_the_n
         assert got == 3, f"NET-2 violated: a second poll() applied {got}; version 3 was transferred"
         answer = _answer(s, "the poll() that applied 3", "ACK-1")
         assert (answer.get("type"), answer.get("version")) == ("Ack", 3), f"ACK-1 violated: {answer}"
+    s.holds(3, "NET-2, ACK-3")
+
+
+@pytest.mark.req("SM-R-7", "NET-4")
+@pytest.mark.needs("pull")
+def test_a_pull_receiver_over_tcp_raises_at_its_next_poll_a_violation_it_stopped_on_between_calls(tcp_session):
+    """The suite's sender over TCP sends a live pull receiver that is not polling a message of a type no table
+    defines. A receiver that reads its channel between calls (over TCP it must keep its lease, NET-4) stops on it
+    before any poll(); its next poll() must still raise RemoteProtocolError (SM-R-7), not return None as for a
+    receiver that merely stopped."""
+    s = tcp_session(mode="pull")
+    s.ready()
+    s.ch.send({"type": "Rewind", "version": 1, "slot": 0})
+    deadline = time.monotonic() + tm.T
+    while not (stopped := s.worker.call("state")["stopped"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not stopped:
+        checked_nothing("the receiver reads its channel only inside its calls: the violation waits for poll(), "
+                        "which test_receiver_wire.py checks")
+    occurred("SM-R-7.g")
+    status, value = s.worker.outcome("poll", 0.0, bound=tm.T + tm.SLACK)
+    assert status == "err" and value.isa("RemoteProtocolError"), (
+        f"SM-R-7 violated: a pull receiver over TCP that stopped on its sender's violation while no poll() waited "
+        f"gave {status} {value} at its next poll(), not RemoteProtocolError")
+
+
+@pytest.mark.req("CONS-3", "ACK-3", "NET-2", "ZC-1")
+@pytest.mark.needs("pull", "zero_copy")
+def test_a_zero_copy_pull_receiver_over_tcp_keeps_its_version_while_the_next_ones_arrive(tcp_session):
+    """A zero-copy pull receiver over TCP applied version 1: its weights view a buffer of its own. Versions 2 and 3
+    then arrive on its data plane while it does not poll; each transfer completes, so each landed in some buffer.
+    Until it polls, its weights must still read version 1, bit for bit (CONS-3: pull mode applies only inside
+    poll(); ACK-3): no transfer may land in the buffer its weights view. Its next poll() then applies the newest."""
+    s = tcp_session(mode="pull", zero_copy=True)
+    s.ready()
+    s.publish(1)
+    got = s.worker.call("poll", tm.T, bound=tm.T + tm.BOUND)
+    in_time(got is not None, f"NET-2 violated: poll({tm.T:.0f}) found nothing; version 1 was transferred")
+    assert got == 1, f"NET-2 violated: poll() applied {got}, not version 1"
+    answer = _answer(s, "the poll() that applied 1", "ACK-1")
+    assert (answer.get("type"), answer.get("version")) == ("Ack", 1), f"ACK-1 violated: {answer}"
+    for v in (2, 3):
+        s.publish(v)  # its transfer completes: the receiver took it into a buffer
+        s.holds(1, "CONS-3, ACK-3")  # version v arrived and is not polled yet
+    occurred("CONS-3.c")
+    got = s.worker.call("poll", tm.T, bound=tm.T + tm.BOUND)
+    assert got in (2, 3), f"CONS-3 violated: with versions 2 and 3 transferred, poll() applied {got}"
+    if got == 2:
+        got = s.worker.call("poll", tm.T, bound=tm.T + tm.BOUND)
+    assert got == 3, f"NET-2 violated: poll() applied {got}; version 3 was transferred"
     s.holds(3, "NET-2, ACK-3")
 
 
@@ -1236,6 +1287,29 @@ def test_a_tcp_receiver_stops_once_its_sender_is_silent_for_the_lease_not_the_tr
                     f"(Init's lease_ms: {int(lease * 1000)}, timeout_ms: 60000) and kept its channel open")
     state = s.worker.call("state")
     assert state["stopped"] is True, f"SM-R-3, NET-4 violated: the receiver closed its channel but is not stopped: {state}"
+
+
+@pytest.mark.req("NET-4", "API-10")
+def test_a_tcp_receiver_waits_out_the_lease_its_init_announced_not_a_default_of_its_own(tcp_session):
+    """The suite's sender announces a lease of 30 s and then stays silent for 8 s (longer than the reference's
+    default lease of 5 s), reading what the receiver sends. The receiver counts its sender's silence against Init's
+    lease_ms (NET-4, API-10), not a lease of its own: it keeps its channel open, stays live, and applies and acks
+    the next version."""
+    s = tcp_session(lease_ms=30_000)
+    s.ready()
+    silence = 8.0
+    t0 = time.monotonic()
+    closed = s.ch.closed_by_peer(silence)
+    assert not closed, (f"NET-4 violated: the receiver closed its channel {time.monotonic() - t0:.1f} s into its "
+                        "sender's silence, under a lease of 30 s announced in Init")
+    state = s.worker.call("state")
+    assert not state["stopped"], f"NET-4 violated: the receiver stopped {silence:.0f} s into a lease of 30 s: {state}"
+    occurred("NET-4.k")
+    s.publish(1)
+    answer = _answer(s, "Receive(1) after 8 s of silence under a lease of 30 s", "NET-4")
+    assert (answer.get("type"), answer.get("version"), answer.get("status")) == ("Ack", 1, "ok"), (
+        f"NET-4 violated: the answer to Receive(1) after the sender's silence is {answer}")
+    s.holds(1, "NET-2, ACK-3")
 
 
 @pytest.mark.req("INIT-5", "API-7", "NET-3", "INIT-4")

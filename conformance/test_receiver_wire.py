@@ -464,6 +464,30 @@ def test_a_large_frame_before_any_proof_ends_the_join(subject):
         squatter.close()
 
 
+@pytest.mark.req("RDV-9", "RDV-7")
+def test_a_large_frame_in_place_of_the_welcome_ends_the_join_at_once(subject):
+    """The listener takes the receiver's Join and answers with the length prefix of a 1 MiB frame, then nothing. The
+    Join proves the receiver's secret, not the sender's: until the receiver has checked the Welcome's proof it reads
+    no frame over 8 KiB (RDV-9), so it ends the join on those four bytes, at once, not at WIRE-7's frame bound after
+    waiting for the frame (a squatter at the address would hold its connect() that long)."""
+    squatter = ScriptedSender(welcome="a large frame")
+    try:
+        subject.start(squatter.url(0))
+        session = squatter.accept(start_bound())
+        t0 = time.monotonic()
+        closed = session.closed_by_peer(tm.FRAME_BOUND + tm.REACTION + tm.SLACK)
+        took = time.monotonic() - t0
+        in_time(closed, f"RDV-9, SM-R-7 violated: the receiver kept the join open {took:.0f} s after a 1 MiB length "
+                        "prefix came in place of the Welcome")
+        assert took < tm.FRAME_BOUND - 0.5, (
+            f"RDV-9 violated: the receiver ended the join {took:.1f} s after a 1 MiB length prefix came in place of "
+            "the Welcome: it waited for the frame (WIRE-7's bound) instead of refusing its length before any proof")
+        occurred("RDV-9.f")
+        subject.finish()
+    finally:
+        squatter.close()
+
+
 @pytest.mark.req("INIT-2", "RDV-3")
 def test_a_hello_of_another_major_gets_no_join(subject):
     other = ScriptedSender(protocol="2.0")

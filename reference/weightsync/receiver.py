@@ -308,7 +308,12 @@ class Receiver:
                 raise SyncTimeoutError([self.id], None, hint=f"another thread is polling this receiver. {FIX}poll "
                                        "from one thread, or pass poll() a longer timeout=")
             pending = self._pending
-            if self.stopped or self._closing or pending is None:
+            if self._closing or pending is None:
+                return None
+            if self.stopped:  # a violation read between calls (a network receiver's own thread) is raised here, once
+                failure, self._applier.unreported = self._applier.unreported, None
+                if failure is not None:
+                    raise failure
                 return None
             try:
                 msg = pending.take(deadline)
