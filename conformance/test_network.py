@@ -914,9 +914,11 @@ def test_a_zero_copy_pull_receiver_over_tcp_keeps_its_version_while_the_next_one
         s.holds(1, "CONS-3, ACK-3")  # version v arrived and is not polled yet
     occurred("CONS-3.c")
     got = s.worker.call("poll", tm.T, bound=tm.T + tm.BOUND)
+    in_time(got is not None, f"NET-2 violated: poll({tm.T:.0f}) found nothing; versions 2 and 3 were transferred")
     assert got in (2, 3), f"CONS-3 violated: with versions 2 and 3 transferred, poll() applied {got}"
     if got == 2:
         got = s.worker.call("poll", tm.T, bound=tm.T + tm.BOUND)
+        in_time(got is not None, f"NET-2 violated: a second poll({tm.T:.0f}) found nothing; version 3 was transferred")
     assert got == 3, f"NET-2 violated: poll() applied {got}; version 3 was transferred"
     s.holds(3, "NET-2, ACK-3")
 

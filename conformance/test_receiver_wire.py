@@ -479,9 +479,9 @@ def test_a_large_frame_in_place_of_the_welcome_ends_the_join_at_once(subject):
         took = time.monotonic() - t0
         in_time(closed, f"RDV-9, SM-R-7 violated: the receiver kept the join open {took:.0f} s after a 1 MiB length "
                         "prefix came in place of the Welcome")
-        assert took < tm.FRAME_BOUND - 0.5, (
-            f"RDV-9 violated: the receiver ended the join {took:.1f} s after a 1 MiB length prefix came in place of "
-            "the Welcome: it waited for the frame (WIRE-7's bound) instead of refusing its length before any proof")
+        in_time(took < tm.FRAME_BOUND - 0.5,  # unscaled: a re-check still tells a receiver that waited for the frame
+                f"RDV-9 violated: the receiver ended the join {took:.1f} s after a 1 MiB length prefix came in place "
+                "of the Welcome: it waited for the frame (WIRE-7's bound) instead of refusing its length before any proof")
         occurred("RDV-9.f")
         subject.finish()
     finally:

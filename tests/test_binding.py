@@ -678,3 +678,31 @@ def test_an_outcome_decided_after_the_awaiting_loop_closed_is_dropped_quietly(lo
     f.add_done_callback(lambda _: told.set())  # after the await's own: the callbacks run in order (API-11)
     assert told.wait(5)
     assert not [rec for rec in caplog.records if rec.levelname == "ERROR"], caplog.text
+
+
+def test_a_violation_poll_raised_is_raised_once():
+    """SM-R-7: a pull receiver's poll() raises its sender's violation; the receiver is stopped, and the next poll()
+    returns None instead of raising the same error again (the fix of the twelfth round's SM-R-7 bug once did)."""
+    import random
+
+    from conformance.peers import ScriptedSender, init, layout, slotinfo
+
+    sender = ScriptedSender()
+    receiver = ws.Receiver(sender.url(0), mode="pull")
+    try:
+        out: dict = {}
+        t = threading.Thread(target=lambda: out.setdefault("v", receiver.connect(10)), daemon=True)
+        t.start()
+        session = sender.accept(10)
+        manifest, data, nbytes = layout([("w", "float32", (4, 8), random.Random(0).randbytes(128))])
+        session.send(init(0, manifest, [slotinfo(0, nbytes)], 0, 0), fds=[sender.slot(0, data, nbytes)])
+        t.join(10)
+        assert out == {"v": 0}
+        session.send({"type": "Rewind", "version": 1, "slot": 0})
+        with pytest.raises(ws.RemoteProtocolError):
+            receiver.poll(5.0)
+        assert receiver.stopped
+        assert receiver.poll(0.5) is None
+    finally:
+        receiver.close()
+        sender.close()

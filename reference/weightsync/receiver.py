@@ -319,6 +319,7 @@ class Receiver:
                 msg = pending.take(deadline)
             except RemoteProtocolError as e:
                 self._applier.broken(e)
+                self._applier.unreported = None  # raised here, to this caller: once (SM-R-7)
                 raise
             if msg is None:
                 failure, self._applier.unreported = self._applier.unreported, None
