@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import timing as tm
+from .probes import stack_of
 from .verdict import INCONCLUSIVE, VIOLATED, call_in
 
 #: Seconds at timescale 1 past a test's budget before its watch acts (at most a quarter of the budget):
@@ -88,12 +89,8 @@ def verdict(frames, packages: frozenset[str], budget: float) -> dict:
 
 def _fire(nodeid: str, ids: list[str], budget: float, packages: frozenset[str], ident: int,
           finish: Callable[[dict], int] | None) -> None:
-    frame = sys._current_frames().get(ident)
-    stack = traceback.extract_stack(frame) if frame is not None else []
-    frames = []
-    while frame is not None:
-        frames.append(frame)
-        frame = frame.f_back
+    frames = stack_of(ident)
+    stack = traceback.extract_stack(frames[0]) if frames else []
     record = {"nodeid": nodeid, "ids": ids, **verdict(frames[::-1], packages, budget),
               "details": "".join(traceback.format_list(stack[-15:]))}
     sys.stderr.write(f"\nweightsync conformance: {nodeid}: {record['reason']}\n{record['details']}\n")

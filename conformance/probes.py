@@ -108,3 +108,27 @@ def open_fds() -> dict[int, str]:
 def new_fds(before: dict[int, str], now: dict[int, str] | None = None) -> dict[int, str]:
     """The descriptors open `now` (default: open_fds()) that were not open, to the same thing, in `before`."""
     return {fd: what for fd, what in (open_fds() if now is None else now).items() if before.get(fd) != what}
+
+
+def stack_of(ident: int | None) -> list:
+    """The frames of thread `ident`, innermost first ([] when it is not running).
+
+    `sys._current_frames()` takes the interpreter's thread-list lock, then makes frame
+    objects; on CPython 3.11 an allocation there may start a collection, and an object it
+    frees (a `threading.local`) takes that lock again: the thread deadlocks holding the
+    GIL, and every thread of the process with it (python/cpython#106883). So collection is
+    paused for the call."""
+    import sys
+
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        frame = sys._current_frames().get(ident) if ident is not None else None
+    finally:
+        if paused:
+            gc.enable()
+    frames = []
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    return frames

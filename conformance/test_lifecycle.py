@@ -13,7 +13,7 @@ from . import timing as tm
 from .bounds import HarnessError, bounded
 from .clauses import occurred
 from .model import describe, digest
-from .probes import new_fds, new_threads, open_fds, shm_segments
+from .probes import new_fds, new_threads, open_fds, shm_segments, stack_of
 from .rig import (
     Background,
     Rig,
@@ -1070,14 +1070,8 @@ def test_receiver_close_during_an_apply_waits_for_it_and_starts_no_other(ws):
         c = threading.Thread(target=closer, name="conformance-closer", daemon=True)
         c.start()
         end = time.monotonic() + tm.T
-        import sys
-
         while c.is_alive() and time.monotonic() < end:  # until close() runs (it may already have returned)
-            frame = sys._current_frames().get(c.ident)
-            names = []
-            while frame is not None:
-                names.append(frame.f_code.co_name)
-                frame = frame.f_back
+            names = [frame.f_code.co_name for frame in stack_of(c.ident)]
             if names.count("close") >= 1 and "closer" in names and len(names) > 3:
                 break
             time.sleep(0.005)

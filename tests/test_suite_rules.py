@@ -71,3 +71,47 @@ def test_the_leak_checks_collect_only_what_tests_made():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_a_thread_s_stack_is_read_with_collection_paused(monkeypatch):
+    """`probes.stack_of` reads another thread's frames with the collector off and puts it back as it was: on
+    CPython 3.11 a collection inside `sys._current_frames()` can deadlock the whole process (a suite run beside
+    busy processes hung in it), and the suite reads stacks in loops."""
+    import gc
+    import sys
+    import threading
+
+    from conformance import probes
+
+    seen = []
+    real = sys._current_frames
+
+    def recording():
+        seen.append(gc.isenabled())
+        return real()
+
+    monkeypatch.setattr(sys, "_current_frames", recording)
+    here = threading.get_ident()
+    for was_enabled in (True, False):
+        (gc.enable if was_enabled else gc.disable)()
+        try:
+            frames = probes.stack_of(here)
+            assert gc.isenabled() is was_enabled
+        finally:
+            gc.enable()
+        names = [f.f_code.co_name for f in frames]
+        assert "stack_of" in names and "test_a_thread_s_stack_is_read_with_collection_paused" in names
+    assert seen == [False, False]
+    assert probes.stack_of(None) == []
+
+
+def test_the_suite_reads_thread_stacks_only_through_the_probe():
+    """Every `sys._current_frames()` of the suite goes through `probes.stack_of`, the one place that pauses the
+    collector around it."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    callers = sorted(str(p.relative_to(root)) for folder in ("conformance", "tests", "reference")
+                     for p in (root / folder).rglob("*.py")
+                     if "_current_frames()" in p.read_text() and p.name != "test_suite_rules.py")
+    assert callers == ["conformance/probes.py"], callers
