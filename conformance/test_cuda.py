@@ -155,6 +155,22 @@ def test_no_apply_overtakes_gpu_work_queued_inside_reading(ws, zero_copy):
             r.close()
 
 
+def _started_seeing(ctx, visible: str, target, args: tuple):
+    """A daemon process running `target(*args)` that sees only the GPUs `visible` names (CUDA_VISIBLE_DEVICES is
+    read by the spawned interpreter as it starts; this process's own value is put back at once)."""
+    before = os.environ.get("CUDA_VISIBLE_DEVICES")
+    os.environ["CUDA_VISIBLE_DEVICES"] = visible
+    try:
+        p = ctx.Process(target=target, args=args, daemon=True)
+        p.start()
+    finally:
+        if before is None:
+            del os.environ["CUDA_VISIBLE_DEVICES"]
+        else:
+            os.environ["CUDA_VISIBLE_DEVICES"] = before
+    return p
+
+
 def _receive_in_child(impl: str, handle, q) -> None:
     """A spawned receiver that reports the version it holds, a digest of its weights and their devices."""
     try:
@@ -180,16 +196,8 @@ def test_a_receiver_finds_the_slot_device_by_uuid(ws):
     ctx = mp.get_context("spawn")
     with ws.Sender(basic(0, device), 1, devices=[device]) as s:
         q = ctx.Queue()
-        before = os.environ.get("CUDA_VISIBLE_DEVICES")
-        os.environ["CUDA_VISIBLE_DEVICES"] = f"GPU-{torch.cuda.get_device_properties(last).uuid}"
-        try:
-            p = ctx.Process(target=_receive_in_child, args=(ws.__name__, s.handle(0), q), daemon=True)
-            p.start()
-        finally:
-            if before is None:
-                del os.environ["CUDA_VISIBLE_DEVICES"]
-            else:
-                os.environ["CUDA_VISIBLE_DEVICES"] = before
+        uuid = torch.cuda.get_device_properties(last).uuid
+        p = _started_seeing(ctx, f"GPU-{uuid}", _receive_in_child, (ws.__name__, s.handle(0), q))
         try:
             s.connect(tm.T)
             s.send(basic(1, device), timeout=tm.T)
@@ -672,16 +680,7 @@ def test_a_receiver_that_cannot_see_the_slots_gpu_refuses_the_init(ws):
     ctx = mp.get_context("spawn")
     with ws.Sender(basic(0, device), 1, devices=[device]) as s:
         q = ctx.Queue()
-        before = os.environ.get("CUDA_VISIBLE_DEVICES")
-        os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(others) or "-1"
-        try:
-            p = ctx.Process(target=_connect_in_child, args=(ws.__name__, s.handle(0), q), daemon=True)
-            p.start()
-        finally:
-            if before is None:
-                del os.environ["CUDA_VISIBLE_DEVICES"]
-            else:
-                os.environ["CUDA_VISIBLE_DEVICES"] = before
+        p = _started_seeing(ctx, ",".join(others) or "-1", _connect_in_child, (ws.__name__, s.handle(0), q))
         try:
             expect_error(ws, "ReceiverError", s.connect, tm.T, ids="CUDA-7", naming=[0],
                          what="sender.connect() of a receiver that sees no GPU with the slot's UUID")

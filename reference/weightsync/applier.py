@@ -53,6 +53,12 @@ class Applier:
         self.failure: BaseException | None = None
         self.unreported: BaseException | None = None  # a violation poll() has not raised yet
 
+    def raise_unreported(self) -> None:
+        """Raises the violation that stopped this receiver if poll() has not raised it yet: once (SM-R-7)."""
+        failure, self.unreported = self.unreported, None
+        if failure is not None:
+            raise failure
+
     def answer(self, msg: object, deadline: Deadline | None = None) -> bool:
         """Sends an answer, waiting at most for the write bound; False when the sender is gone."""
         ch = self.channel
@@ -161,14 +167,15 @@ class Applier:
         except Exception as e:  # noqa: BLE001 - the thread must not die silently
             self.broken(e)
 
-    def broken(self, error: Exception) -> None:
+    def broken(self, error: Exception, *, raised: bool = False) -> None:
         """A sender that broke the protocol: keep the error, stop, and cut the channel (SM-R-7).
 
+        `raised`: the caller raises it to the user itself, so poll() does not raise it again.
         The cut comes last: a sender that sees the channel end may ask `stopped` at once."""
         if isinstance(error, RemoteProtocolError) and not error.state:
             error.state = self._machine.state.value
         log.error("receiver %d stopped: %s", self.id, error)
-        self.unreported = error if isinstance(error, RemoteProtocolError) else None
+        self.unreported = error if isinstance(error, RemoteProtocolError) and not raised else None
         self._machine.channel_closed()
         self.failure = error  # after `stopped`: whoever sees it also sees `stopped`
         if self.channel is not None:

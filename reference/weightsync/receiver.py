@@ -310,21 +310,16 @@ class Receiver:
             pending = self._pending
             if self._closing or pending is None:
                 return None
-            if self.stopped:  # a violation read between calls (a network receiver's own thread) is raised here, once
-                failure, self._applier.unreported = self._applier.unreported, None
-                if failure is not None:
-                    raise failure
+            if self.stopped:  # a violation read between calls (a network receiver's own thread) is raised here
+                self._applier.raise_unreported()
                 return None
             try:
                 msg = pending.take(deadline)
             except RemoteProtocolError as e:
-                self._applier.broken(e)
-                self._applier.unreported = None  # raised here, to this caller: once (SM-R-7)
+                self._applier.broken(e, raised=True)
                 raise
             if msg is None:
-                failure, self._applier.unreported = self._applier.unreported, None
-                if failure is not None:  # SM-R-7: poll() raises the violation that stopped it, once
-                    raise failure
+                self._applier.raise_unreported()
                 return None  # none came; and after Stop no version is applied (LIFE-7)
             try:
                 if not self._lock.acquire_write(deadline, lambda: self._closing):
