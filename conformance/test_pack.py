@@ -102,36 +102,49 @@ def test_packed_weights_deliver_what_unpacked_ones_would(ws):
 
 @pytest.mark.req("API-8", "BAD-2", "BAD-4")
 @pytest.mark.needs("module", "push")
-@pytest.mark.parametrize("how", ["data replaced", "resized"])
+@pytest.mark.parametrize("how", ["data replaced", "resized", "data replaced, views kept since an earlier send",
+                                 "a frozen parameter resized"])
 def test_a_tensor_that_left_the_buffer_is_refused_before_any_byte_changes(ws, how):
     """A packed tensor whose .data was replaced, or which was resized, makes the next send raise
     WeightsMismatchError naming it, and the send after it too (a refusal leaves nothing behind that lets the
-    same weights by, BAD-2.f); nothing is published, no byte of the receiver's changes."""
+    same weights by, BAD-2.f); nothing is published, no byte of the receiver's changes. Also when the trainer
+    keeps views of its packed weights made before an earlier send (`best = net.state_dict()`: spec 10.6 lets a
+    re-homing go unnoticed only in the interval in which such a view was made), and for a parameter that
+    requires no grad since packing (a frozen one: `resize_()` accepts it)."""
     net, target = Net(4), Net(5)
+    if how == "a frozen parameter resized":
+        net.b.requires_grad_(False)
     packed = ws.pack(net)
     sender, receiver = pair(ws, packed, target)
+    kept = net.state_dict() if how.startswith("data replaced, views kept") else None  # views of the buffer
     try:
         with torch.no_grad():
             net.b.add_(1)
         sent(ws, sender, 1)
+        with torch.no_grad():
+            net.b.add_(1)
+        sent(ws, sender, 2)
         held = state(target)
-        if how == "data replaced":
+        if how.startswith("data replaced"):
             net.b.data = torch.full_like(net.b, 9.0)
+        elif how == "a frozen parameter resized":
+            net.b.resize_(6)
         else:
             net.steps.resize_(6)
         with torch.no_grad():
             net.a.bias.add_(1)  # in the buffer still: must not reach anyone either
-        name = "b" if how == "data replaced" else "steps"
+        name = "steps" if how == "resized" else "b"
         for attempt in ("a send", "a second send"):  # a refusal remembers nothing that lets the next one by (BAD-2.f)
             e = expect_error(ws, "WeightsMismatchError", sender.send, timeout=tm.T, ids="API-8, BAD-2",
                              what=f"{attempt} after {name!r} was {how}")
             assert repr(name) in str(e) or f"'{name}'" in str(e) or name in str(e).split(), (
                 f"BAD-2 violated: the error of {attempt} does not name {name!r}: {e}")
-        assert sender.version == 1, f"BAD-4 violated: the refused send moved the version to {sender.version}"
+        assert sender.version == 2, f"BAD-4 violated: the refused send moved the version to {sender.version}"
         for k, t in state(target).items():
             assert same_bytes(t, held[k]), f"BAD-4 violated: the receiver's {k!r} changed after a refused send"
-        assert receiver.version == 1, f"BAD-4 violated: the receiver's version is {receiver.version} after a refused send"
+        assert receiver.version == 2, f"BAD-4 violated: the receiver's version is {receiver.version} after a refused send"
     finally:
+        del kept
         sender.close()
         receiver.close()
 
