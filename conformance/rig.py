@@ -67,6 +67,8 @@ class Rig:
         kwargs = {} if max_slots is None else {"max_slots": max_slots}
         if devices is not None:
             kwargs["devices"] = devices
+        #: Receivers whose worker keeps referencing the handle after the Receiver is made (as a Process argument).
+        self.keep_handles: set[int] = set()
         self.listen = bool(listen)
         if listen == "tcp":  # the network profile (NET-*)
             kwargs["listen"] = "tcp://127.0.0.1:0"
@@ -106,7 +108,8 @@ class Rig:
             wrong = {k: v for k, v in refused.items() if v != "ValueError"}
             assert not wrong, f"ZC-1 violated: Receiver(..., zero_copy=True) with a {', '.join(wrong)} target gave {wrong}"
             h = None  # the worker keeps the handle it was given: one handle crosses to one process once (CON-3)
-        self.workers[i].call("open", h, self.modes[i], self.zero_copy[i], self.targets[i])
+        keep = {"keep_handle": True} if i in self.keep_handles else {}
+        self.workers[i].call("open", h, self.modes[i], self.zero_copy[i], self.targets[i], **keep)
         self.model.peers[i].local = "new"
 
     def connect(self, ids, timeout: float | None = None, handles=None):

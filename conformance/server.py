@@ -53,6 +53,7 @@ class Server(ReaderCommands):
         self.torch = torch
         self.rx = None
         self.kept = None  # the handle zero_copy_refusals was given, for the open that follows
+        self.kept_handle = None  # a handle referenced past its Receiver's close (do_open's keep_handle)
         self.target = None
         self.tensors: dict = {}
         self.spec: dict = {}
@@ -72,12 +73,14 @@ class Server(ReaderCommands):
     def do_ping(self):
         return os.getpid()
 
-    def do_open(self, handle, mode="push", zero_copy=False, target=None):
+    def do_open(self, handle, mode="push", zero_copy=False, target=None, keep_handle=False):
         """A new Receiver; `target` is None or (kind, spec) with kind mapping | module | tensordict.
-        `handle` None: the one zero_copy_refusals was given (a handle is pickled once, CON-3)."""
+        `handle` None: the one zero_copy_refusals was given (a handle is pickled once, CON-3). `keep_handle`: the
+        handle stays referenced until the next open, as a worker's `Process` argument lives as long as the worker."""
         if handle is None:
             handle, self.kept = self.kept, None
         self.do_discard()
+        self.kept_handle = handle if keep_handle else None
         gc.collect()
         self.shm_before = shm_segments()  # what this receiver leaves is judged against this (LIFE-5)
         tgt = None

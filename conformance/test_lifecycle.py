@@ -598,6 +598,30 @@ def test_closed_sender_refuses_calls(rigs, ws):
         expect_error(ws, "ClosedError", fn, ids="LIFE-6", what=f"{what} on a closed sender")
 
 
+@pytest.mark.req("CON-1", "SEND-3")
+def test_a_receiver_closed_while_its_process_keeps_the_handle_is_seen_gone(ws, rigs):
+    """Worker 0 closes its receiver and lives on, its handle still referenced (a `Process` argument lives as long
+    as the worker, as in the quickstart): the end of its channel is observable all the same (CON-1), so the
+    trainer's next send names receiver 0 gone (ReceiverDiedError, SEND-3) once receiver 1 answered, not a
+    SyncTimeoutError after the send's timeout."""
+    rig = rigs(basic(0), 2, connect=False)
+    rig.keep_handles.add(0)
+    rig.connect([0, 1])
+    rig.workers[0].call("close", keep=True)
+    t0 = time.monotonic()
+    try:
+        rig.sender.send(basic(1), timeout=tm.T)
+    except ws.ReceiverDiedError as e:
+        assert list(e.workers) == [0], f"SEND-3 violated: the send named {e.workers} gone, expected [0]: {e}"
+    except ws.SyncTimeoutError as e:
+        if 0 in e.workers:  # it closed before the send began: nothing but an open channel keeps it from being seen
+            raise AssertionError(f"CON-1 violated: receiver 0 closed with its process alive and its handle kept; the "
+                                 f"send waited {time.monotonic() - t0:.1f} s for it and timed out: {e}") from None
+        raise TooSlow(f"SEND-1 violated: a healthy receiver did not answer in time: {e}") from None
+    else:
+        raise AssertionError("SEND-3 violated: a send to a receiver closed before it began returned a version")
+
+
 @pytest.mark.req("LIFE-6", "SM-R-4")
 def test_closed_receiver_calls(ws, pool):
     r = Rig(ws, pool, basic(0), 1)

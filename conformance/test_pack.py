@@ -149,17 +149,34 @@ def test_a_tensor_that_left_the_buffer_is_refused_before_any_byte_changes(ws, ho
         receiver.close()
 
 
+class Tied(torch.nn.Module):
+    """An embedding whose matrix the output layer shares (weight tying): one parameter under two names."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(5, 3)
+        self.head = torch.nn.Linear(3, 5, bias=False)
+        self.head.weight = self.emb.weight
+
+
 @pytest.mark.req("API-8")
-def test_tied_tensors_are_refused_and_nothing_moves(ws):
-    t = torch.arange(4.0)
-    weights = {"x": t, "y": t}
+@pytest.mark.parametrize("kind", ["mapping", pytest.param("module", marks=pytest.mark.needs("module"))])
+def test_tied_tensors_are_refused_and_nothing_moves(ws, kind):
+    """One tensor under two names is refused with ValueError and nothing moves: in a mapping, and in a module
+    that ties a parameter (whose state_dict, read detached, holds two tensor objects for it)."""
+    if kind == "mapping":
+        t = torch.arange(4.0)
+        weights: object = {"x": t, "y": t}
+    else:
+        weights = Tied()
+        t = weights.emb.weight
     ptr = t.data_ptr()
     try:
         ws.pack(weights)
     except ValueError:
         pass
     else:
-        raise AssertionError("API-8 violated: pack() accepted two names for one tensor")
+        raise AssertionError(f"API-8 violated: pack() accepted two names for one tensor (a {kind})")
     assert t.data_ptr() == ptr, "API-8 violated: a refused pack() moved a tensor"
 
 
