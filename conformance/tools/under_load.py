@@ -16,6 +16,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -25,8 +26,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def busy() -> None:
-    while True:
-        pass
+    """Burns a core until its parent is gone: a run stopped by SIGKILL leaves no busy process behind."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        for _ in range(1_000_000):
+            pass
+
+
+def _stop(signum, frame) -> None:
+    raise SystemExit(128 + signum)  # SIGTERM ends the run as Ctrl-C does: the suite's run and the busy ones end
 
 
 def main() -> int:
@@ -41,6 +49,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "reference"), str(ROOT),
                                                                    os.environ.get("PYTHONPATH", "")])))
+    signal.signal(signal.SIGTERM, _stop)
     hogs = [mp.get_context("spawn").Process(target=busy, daemon=True) for _ in range(args.busy)]
     for h in hogs:
         h.start()
