@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import threading
 
 #: Targets of shared segments: a memfd, or a file under /dev/shm.
@@ -118,8 +119,6 @@ def stack_of(ident: int | None) -> list:
     frees (a `threading.local`) takes that lock again: the thread deadlocks holding the
     GIL, and every thread of the process with it (python/cpython#106883). So collection is
     paused for the call."""
-    import sys
-
     paused = gc.isenabled()
     gc.disable()
     try:

@@ -52,8 +52,8 @@ class Server(ReaderCommands):
         self.ws = ws
         self.torch = torch
         self.rx = None
-        self.kept = None  # the handle zero_copy_refusals was given, for the open that follows
-        self.kept_handle = None  # a handle referenced past its Receiver's close (do_open's keep_handle)
+        self.refusal_handle = None  # the handle zero_copy_refusals was given, for the open that follows
+        self.held_handle = None  # a handle referenced past its Receiver's close (do_open's keep_handle)
         self.target = None
         self.tensors: dict = {}
         self.spec: dict = {}
@@ -78,9 +78,9 @@ class Server(ReaderCommands):
         `handle` None: the one zero_copy_refusals was given (a handle is pickled once, CON-3). `keep_handle`: the
         handle stays referenced until the next open, as a worker's `Process` argument lives as long as the worker."""
         if handle is None:
-            handle, self.kept = self.kept, None
+            handle, self.refusal_handle = self.refusal_handle, None
         self.do_discard()
-        self.kept_handle = handle if keep_handle else None
+        self.held_handle = handle if keep_handle else None
         gc.collect()
         self.shm_before = shm_segments()  # what this receiver leaves is judged against this (LIFE-5)
         tgt = None
@@ -97,7 +97,7 @@ class Server(ReaderCommands):
         """Receiver(handle, target, zero_copy=True) for a mapping and a TensorDict target: each must raise
         ValueError at once (ZC-1, API-3). Returns what each attempt gave: "ValueError", or what else.
         The handle is kept for the next open (CON-3: it crosses to this process once)."""
-        self.kept = handle
+        self.refusal_handle = handle
         out = {}
         kinds = [k for k in ("mapping", "tensordict") if k in self.ws.CAPABILITIES]
         for kind in kinds:

@@ -1,4 +1,5 @@
-"""Runs that end early still end with a report: a hung test (the backstop), a lost process, SIGTERM.
+"""Runs that end early still end with a report: a hung test (the backstop), a lost process, SIGTERM, and no run
+ends because a thread raised.
 
 An implementation can hang where pytest-timeout cannot reach it, crash the process that runs a test, or the run
 can be stopped from outside (a CI job's time limit). In each case the tests that ran keep their verdicts and
@@ -8,6 +9,7 @@ the report, the JSON included, is written (conformance/backstop.py does the watc
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 
 import pytest
@@ -60,6 +62,29 @@ def pytest_runtest_protocol(item, nextitem):
 def pytest_unconfigure(config):
     if not hasattr(config, "workerinput"):
         backstop.clean()
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own hook is in place: this one stands in front of it
+def pytest_configure(config):
+    """A thread's uncaught exception (the suite's helper threads, the implementation's own) is told in one line,
+    without its traceback. On CPython 3.11 a traceback is formatted with `ast.parse`, whose recursion count is
+    shared by every thread: a thread formatting one while pytest parses a failing test's source can stop the run
+    with an internal error (SystemError: AST constructor recursion depth mismatch). A fresh-clone CI run ended so."""
+    before = threading.excepthook
+    threading.excepthook = thread_ended
+    config.add_cleanup(lambda: setattr(threading, "excepthook", before))
+
+
+def thread_ended(args) -> None:
+    """threading.excepthook: one line naming the thread and its exception; nothing that formats a traceback."""
+    if args.exc_type is SystemExit:
+        return
+    name = "<unknown>" if args.thread is None else args.thread.name
+    try:
+        text = str(args.exc_value)
+    except Exception:  # noqa: BLE001 - an implementation's exception whose str() fails is still told
+        text = "<str() failed>"
+    sys.stderr.write(f"conformance: thread {name} ended by {args.exc_type.__name__}: {text[:500]}\n")
 
 
 def _finish_hung(item, record: dict) -> int:

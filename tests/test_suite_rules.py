@@ -115,3 +115,48 @@ def test_the_suite_reads_thread_stacks_only_through_the_probe():
                      for p in (root / folder).rglob("*.py")
                      if "_current_frames()" in p.read_text() and p.name != "test_suite_rules.py")
     assert callers == ["conformance/probes.py"], callers
+
+
+def test_a_thread_s_uncaught_exception_is_told_in_one_line_without_a_traceback(monkeypatch, capsys):
+    """The suite's `threading.excepthook` names the thread and its exception and formats no traceback: on CPython
+    3.11 formatting one parses source with `ast`, whose recursion count every thread shares, and a thread doing so
+    while pytest parses a failing test stopped a CI run with an internal error."""
+    import threading
+    import traceback
+
+    from conformance import stops
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a traceback was formatted")
+
+    for name in ("format_exception", "print_exception", "format_exc", "print_exc", "format_tb"):
+        monkeypatch.setattr(traceback, name, refuse)
+    monkeypatch.setattr(traceback.TracebackException, "__init__", refuse)
+    monkeypatch.setattr(threading, "excepthook", stops.thread_ended)
+
+    def crash():
+        raise OSError("the channel went away")
+
+    t = threading.Thread(target=crash, name="helper-7")
+    t.start()
+    t.join(10)
+    err = capsys.readouterr().err
+    assert err == "conformance: thread helper-7 ended by OSError: the channel went away\n", err
+
+
+def test_the_suite_s_thread_hook_stands_in_front_of_pytest_s_and_is_taken_down_after():
+    import threading
+
+    from conformance import stops
+
+    assert stops.pytest_configure.pytest_impl["trylast"]  # configured after pytest's threadexception plugin
+    cleanups = []
+    config = type("Config", (), {"add_cleanup": lambda self, f: cleanups.append(f)})()
+    before = threading.excepthook
+    try:
+        stops.pytest_configure(config)
+        assert threading.excepthook is stops.thread_ended
+    finally:
+        for f in cleanups:
+            f()
+    assert threading.excepthook is before
