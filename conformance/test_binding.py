@@ -210,6 +210,36 @@ def test_done_turns_true_by_itself_once_every_target_answered(rigs):
     rig.check()
 
 
+@pytest.mark.req("API-11", "ACK-2")
+@pytest.mark.needs("hooks", "pull")
+def test_the_figures_of_a_version_answered_by_a_newer_one_s_ack_name_that_answer(ws):
+    """A pull worker polls once after two send_async calls: it applies the newer (API-3), and its one Ack answers
+    both versions (ACK-2). Both futures are done, and the figures of each, final once done, name worker 0 as
+    answered: an `answered_s` entry and cause ok (API-11). Timing an answer only in the future of the version its
+    Ack names leaves the older one's figures saying the worker never answered, though its wait() returned."""
+    from .rig import pair
+
+    sender, receiver = pair(ws, {"w": torch.zeros(8)}, None, mode="pull")
+    try:
+        futures = [bounded(sender.send_async, {"w": torch.full((8,), float(v))}, timeout=tm.T,
+                           limit=tm.T + tm.SLACK, what=f"send_async of version {v}") for v in (1, 2)]
+        got = bounded(receiver.poll, tm.T, limit=tm.T + tm.SLACK, what="receiver.poll()")
+        if got != 2:  # the second Receive had not arrived: nothing coalesced
+            bounded(receiver.poll, tm.T, limit=tm.T + tm.SLACK, what="receiver.poll()")
+        for f in futures:
+            waited(f, "ACK-2, API-11")
+        if got != 2:
+            checked_nothing(f"the first poll() applied version {got}, not 2: no one Ack answered both versions")
+        for f in futures:
+            fig = f.figures
+            assert fig.causes == {0: "ok"} and fig.answered_s.get(0, -1) >= 0, (
+                f"API-11 violated: version {f.version} is done (worker 0's Ack of version 2 answered it, ACK-2), yet "
+                f"its final figures say answered_s={fig.answered_s}, causes={fig.causes}; expected worker 0, ok")
+    finally:
+        receiver.close()
+        sender.close()
+
+
 @pytest.mark.req("API-11", "SEND-5", "LIFE-8")
 @pytest.mark.needs("hooks", "push")
 def test_a_done_callback_is_called_once_without_polling_and_may_call_the_sender(ws, rigs):

@@ -13,7 +13,7 @@ from . import timing as tm
 from .bounds import HarnessError, bounded
 from .clauses import occurred
 from .model import describe
-from .rig import expect_error, expect_remote_error, spec_of
+from .rig import Background, expect_error, expect_remote_error, spec_of
 from .verdict import TooSlow, in_time
 
 pytestmark = pytest.mark.needs("push")
@@ -131,6 +131,42 @@ def test_send_to_known_gone_receiver_consumes_nothing(rigs, ws):
     expect_error(ws, "ReceiverDiedError", rig.sender.send_async, basic(2), ids="SEND-4",
                  what="send_async to a receiver known to be gone", naming=[1])
     assert rig.sender.version == v, "VER-2 violated: send_async refused for a gone receiver consumed a version"
+
+
+@pytest.mark.req("SEND-4", "VER-2", "SLOT-3")
+@pytest.mark.needs("pull")
+def test_a_target_gone_while_the_send_waits_for_a_slot_is_refused_and_nothing_is_published(rigs, ws):
+    """Receiver 1 (pull, never polled) pins both slots (max_slots=2) with versions 1 and 2, so a send to both
+    receivers waits for a slot. Receiver 1's process dies while it waits: the slots it pinned free, and the send,
+    about to write, targets a receiver known to be gone. It is refused as one made after the death would be:
+    ReceiverDiedError naming 1 with `.version` None, nothing published (SEND-4, VER-2), not a version written for
+    receiver 0 and failed for receiver 1 as a death after publication."""
+    rig = rigs(basic(0), 2, modes=["push", "pull"], max_slots=2)
+    rig.send_async(basic(1), workers=[1])
+    rig.send_async(basic(2), workers=[1])  # receiver 1 pins both slots; receiver 0 holds version 0
+    waiting = Background(lambda: rig.sender.send(basic(3), timeout=tm.T), name="conformance-waiting-send")
+    time.sleep(min(0.5 * tm.SCALE, tm.T / 4))  # the send is waiting for a slot (if it is not yet, it sees the death)
+    rig.workers[1].kill()
+    rig.model.gone(1)
+    outcome = waiting.join(tm.T + tm.SLACK)
+    if outcome is None:
+        raise TooSlow(f"SEND-2 violated: a send waiting for a slot did not return {tm.T + tm.SLACK:.0f} s after it began")
+    if outcome[0] == "ok":
+        raise AssertionError(f"SEND-4 violated: a send whose target 1 died while it waited for a slot returned version "
+                             f"{outcome[1]}; it published to a gone receiver's send")
+    e = outcome[1]
+    assert getattr(e, "version", None) is None and rig.sender.version == 2, (
+        f"SEND-4, VER-2 violated: a send whose target died before anything was written published: it raised "
+        f"{type(e).__name__} with .version {getattr(e, 'version', None)}, and sender.version is {rig.sender.version} "
+        "(expected None and 2)")
+    if isinstance(e, ws.SyncTimeoutError):
+        raise TooSlow(f"SLOT-3 violated: the send timed out before receiver 1's death freed its slots: {e}")
+    assert isinstance(e, ws.ReceiverDiedError) and list(e.workers) == [1], (
+        f"SEND-4 violated: a send whose target 1 died while it waited for a slot raised {type(e).__name__}: {e}; "
+        "expected ReceiverDiedError naming [1]")
+    rig.check()  # receiver 0 still holds version 0
+    rig.send(basic(3), workers=[0])
+    rig.check()
 
 
 @pytest.mark.req("SEND-4", "VER-2")

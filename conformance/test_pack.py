@@ -200,12 +200,17 @@ def test_a_packed_target_receives_into_its_buffer(ws):
 
 @pytest.mark.req("API-8", "ACK-3", "INIT-3")
 @pytest.mark.needs("push", "mapping")
-def test_a_packed_target_laid_out_in_another_order_receives_each_array_by_name(ws):
+@pytest.mark.parametrize("shapes", ["of other shapes", "all of one shape"])
+def test_a_packed_target_laid_out_in_another_order_receives_each_array_by_name(ws, shapes):
     """A target packed from the weights' names, dtypes and shapes in another order (a worker model that registers
     its layers in another order) has each array at another offset of a buffer as large as the slot: each tensor
     must still receive its own array, matched by name (INIT-3), at the Init and at a send, not the bytes that lie
-    at its offset in the slot."""
-    weights = {"a": torch.arange(6.0), "b": torch.arange(100.0, 112.0).reshape(3, 4), "c": torch.full((5,), -1.0)}
+    at its offset in the slot. With arrays all of one shape (two biases, experts) the two layouts differ in their
+    names alone: every offset, dtype and size is the slot's."""
+    if shapes == "all of one shape":
+        weights = {"a": torch.arange(6.0), "b": torch.arange(100.0, 106.0), "c": torch.full((6,), -1.0)}
+    else:
+        weights = {"a": torch.arange(6.0), "b": torch.arange(100.0, 112.0).reshape(3, 4), "c": torch.full((5,), -1.0)}
     target = ws.pack({n: torch.zeros_like(weights[n]) for n in reversed(list(weights))})
     sender, receiver = pair(ws, weights, target)
     try:

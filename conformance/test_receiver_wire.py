@@ -157,12 +157,13 @@ READY_FIELDS = {"type", "receiver", "version", "status", "detail", "holds_slot",
 
 
 def _handshake(sender, subject, arrs, *, version=0, rid=0, protocol="1.1", check=True, byteorder=None, gap=0,
-               extra=None):
+               extra=None, spare=0):
+    """Init(version) with slot 0 holding `arrs` (and `spare` bytes past the slot's usual size), Ready read."""
     subject.start(sender.url(rid))
     session = sender.accept(start_bound())
     manifest, data, nbytes = layout(arrs, gap)
-    fd = sender.slot(0, data, nbytes, rewritable=bool(gap))
-    msg = init(rid, manifest, [slotinfo(0, nbytes)], version, 0, protocol=protocol)
+    fd = sender.slot(0, data, nbytes + spare, rewritable=bool(gap))
+    msg = init(rid, manifest, [slotinfo(0, nbytes + spare)], version, 0, protocol=protocol)
     if byteorder is not None:
         msg["byteorder"] = byteorder
     msg.update(extra or {})
@@ -280,6 +281,29 @@ def test_skipped_numbers_a_reused_slot_and_padding_between_arrays_change_nothing
         )
     assert [v for v, _ in out["applied"]][-1:] == [10], f"ACK-3 violated: the receiver ends at {out['applied']}"
     assert out["stopped"], "LIFE-7 violated: after Stop the receiver does not say it stopped"
+
+
+@pytest.mark.req("LAYOUT-1", "ACK-1", "ACK-3", "SLOT-1")
+def test_slots_of_other_sizes_than_the_init_s_are_applied(sender, subject):
+    """A slot's size is at least the end of its last array, and a receiver accepts any size that holds every array
+    of the manifest (LAYOUT-1): slots introduced after the Init may be smaller than its slot (the exact end of the
+    arrays) or larger (a sender that sized them for another layout). Each version is acked ok and held bit for bit;
+    a receiver that copies a slot whole into a buffer sized like the Init's fails the copy."""
+    v0 = arrays(0)
+    session, manifest, nbytes = _handshake(sender, subject, v0, spare=4096)
+    end = max(e["offset"] + e["nbytes"] for e in manifest)
+    published = {v: digest(arrays(v)) for v in (0, 1, 2)}
+    for v, size in ((1, end), (2, nbytes + 3 * 4096)):
+        fd = sender.slot(v, layout(arrays(v))[1], size)
+        session.send({"type": "Receive", "version": v, "slot": v, "new_slots": [slotinfo(v, size)]}, fds=[fd])
+        _acked(session, subject, v, published)
+    session.send({"type": "Stop"})
+    out = subject.finish()
+    for v, d in out["applied"]:
+        assert published.get(v) == d, (
+            f"ACK-3 violated: the receiver holds version {v} with other bytes than published (slots of "
+            f"{nbytes + 4096}, {end} and {nbytes + 3 * 4096} bytes)")
+    assert [v for v, _ in out["applied"]][-1:] == [2], f"ACK-3 violated: the receiver ends at {out['applied']}"
 
 
 def _acked(session, subject, v: int, published: dict) -> None:

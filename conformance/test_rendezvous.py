@@ -593,9 +593,9 @@ def _address(form: str, tmp: str) -> tuple[str, str]:
     """(the address a sender listens on, how its receiver's URL is written) for each form of RDV-1 tried."""
     tag = f"{os.getpid()}-{time.monotonic_ns()}"
     if form == "an abstract name holding % and ?":
-        return f"unix:@%40conformance-%25x%3Fy-{tag}", "as given"  # the name "@conformance-%x?y-..."
+        return f"unix:@%40conformance-%25x%2541%3Fy-{tag}", "as given"  # the name "@conformance-%x%41?y-..."
     if form == "a path holding % and ?":
-        return f"unix:{tmp}/s%25%3F.sock", "as given"
+        return f"unix:{tmp}/s%25%3F%2541.sock", "as given"  # "s%?%41.sock": a '%' and two hex digits stay so
     if form == "a path of 107 bytes":
         return f"unix:{tmp}/" + "p" * (107 - len(tmp) - 1), "as given"
     if form == "an upper-case secret and another parameter":

@@ -255,3 +255,32 @@ def test_a_cast_groups_init_is_checked_against_the_frame_bound_too(monkeypatch):
     Sender(weights, 1, max_slots=3).close()  # the uncast Init fits exactly
     with pytest.raises(ValueError, match="SEC-7"):
         Sender(weights, 1, max_slots=3, dtypes=torch.bfloat16)
+
+
+@pytest.mark.parametrize("target", ["own", "packed"])
+def test_a_copying_receiver_applies_slots_of_any_size_that_holds_every_array(target):
+    """LAYOUT-1: a slot is at least the end of its last array and a receiver accepts any such size. The two
+    strategies that copy a slot's bytes in one go (no target: a buffer of the receiver's own; a packed target) copy
+    the arrays' bytes, not the slot whole, so a later slot smaller or larger than the Init's applies."""
+    from weightsync import apply, messages, pack, slots
+
+    w = {"a": torch.randn(3, 5), "n": torch.arange(7, dtype=torch.int32), "b": torch.randn(2)}
+    packed = pack({k: v.clone() for k, v in w.items()})
+    manifest = packed.manifest
+    end = max(e.offset + e.nbytes for e in manifest)
+
+    def slot(version: int, nbytes: int) -> slots.Mapped:
+        buf = torch.zeros(nbytes, dtype=torch.uint8)
+        for view, t in zip(layout.views(buf, manifest), w.values()):
+            view.copy_(t + version)
+        return slots.Mapped(buf)
+
+    first = slot(0, layout.slot_nbytes(manifest, "cpu"))
+    init = messages.Init("1.1", 0, manifest, (messages.SlotInfo(0, "cpu", first.tensor.numel()),), 0, 0)
+    strategy = apply.make(0, init, packed if target == "packed" else None, False, {0: first})
+    assert type(strategy).__name__ == {"own": "CopyToOwn", "packed": "CopyToPacked"}[target]
+    for version, nbytes in ((1, end), (2, end + 4096)):
+        later = slot(version, nbytes)
+        strategy.apply(layout.views(later.tensor, manifest), later)
+        for got, t in zip(strategy.current(), w.values()):
+            assert torch.equal(got, t + version), f"version {version} from a slot of {nbytes} bytes"

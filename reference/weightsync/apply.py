@@ -109,7 +109,9 @@ class CopyToOwn(Strategy):
         self.stream = stream
         self._bytes = None
         if slot.device.type == "cpu" and all(e.device == "cpu" for e in init.manifest):
-            self._bytes = torch.empty_like(slot)
+            # As long as the arrays, not the Init's slot: a later slot may be of any size that holds them (LAYOUT-1).
+            self._end = _end(init.manifest)
+            self._bytes = torch.empty(self._end, dtype=slot.dtype)
             self._own = layout.views(self._bytes, init.manifest)
         else:
             self._own = [torch.empty(e.shape, dtype=layout.dtype_of(e.dtype), device=e.device) for e in init.manifest]
@@ -119,7 +121,7 @@ class CopyToOwn(Strategy):
 
     def apply(self, views, mapped):
         if self._bytes is not None:
-            self._bytes.copy_(mapped.tensor)
+            self._bytes.copy_(mapped.tensor[: self._end])
         else:
             _copy(self._own, views, mapped, self.stream, self.fence)
 
@@ -171,6 +173,7 @@ class CopyToPacked(Strategy):
     def __init__(self, rid, checker, target):
         super().__init__(rid, checker, target)
         self.targets("INIT-3")
+        self._end = _end(target.manifest)  # the bytes of every array: later slots may be larger (LAYOUT-1)
 
     def current(self):
         return self.targets()
@@ -184,7 +187,12 @@ class CopyToPacked(Strategy):
 
     def apply(self, views, mapped):
         self.target.check()  # ACK-7: a tensor that left the buffer is a mismatch; nothing is written
-        self.target.buffer.copy_(mapped.tensor)
+        self.target.buffer[: self._end].copy_(mapped.tensor[: self._end])
+
+
+def _end(manifest) -> int:
+    """Where the last array of the manifest ends: what a slot of any size that holds them has in common."""
+    return max((e.offset + e.nbytes for e in manifest), default=0)
 
 
 def _copy(dst: list[torch.Tensor], src: list[torch.Tensor], mapped: Mapped, stream, fence: ReadFence) -> None:
