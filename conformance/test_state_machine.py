@@ -511,6 +511,13 @@ class Protocol(RuleBasedStateMachine):
                 self._answered(i, p.version)
             # an error may be raised early, before every target answered (SEND-2); a return may not
             assert p.future.done(), f"API-2 violated: future of version {p.version} not done() after wait() returned"
+            if "hooks" in self.ws.CAPABILITIES:  # every target answered ok, by its own Ack or a newer one's (ACK-2)
+                fig = p.future.figures
+                ok = dict.fromkeys(p.targets, "ok")
+                assert fig.causes == ok and sorted(fig.answered_s) == sorted(p.targets) and all(
+                    t >= 0 for t in fig.answered_s.values()), (
+                    f"API-11 violated: version {p.version} returned from wait(), every target having answered ok, yet "
+                    f"its final figures give causes {fig.causes} and answered_s {fig.answered_s}")
 
     # ---- rules: receivers ------------------------------------------------------------------
 
@@ -913,7 +920,7 @@ class Protocol(RuleBasedStateMachine):
     "ACK-1", "ACK-2", "ACK-3", "ACK-6", "ACK-7", "VER-1", "VER-2", "VER-4", "SEND-1", "SEND-2", "SEND-3", "SEND-4",
     "SEND-5", "SEND-6", "CONS-1", "CONS-2", "CONS-3", "CONS-5", "BAD-1", "BAD-2", "BAD-3", "BAD-4", "LIFE-1",
     "LIFE-2", "LIFE-3", "LIFE-4", "LIFE-5", "LIFE-6", "LIFE-7", "SM-R-3", "CON-1", "SLOT-3", "API-2", "API-3",
-    "API-4", "API-6", "SEND-7", "API-9",
+    "API-4", "API-6", "SEND-7", "API-9", "API-11",
 )
 @pytest.mark.timeout(900)
 def test_protocol_state_machine(ws, pool, capfd, request):
