@@ -9,7 +9,6 @@ the report, the JSON included, is written (conformance/backstop.py does the watc
 from __future__ import annotations
 
 import signal
-import sys
 import threading
 
 import pytest
@@ -64,27 +63,41 @@ def pytest_unconfigure(config):
         backstop.clean()
 
 
+#: What threads ended by (thread_ended), told once the run is over; at most ENDED_KEPT of them.
+ENDED: list[str] = []
+ENDED_KEPT = 50
+
+
 @pytest.hookimpl(trylast=True)  # after pytest's own hook is in place: this one stands in front of it
 def pytest_configure(config):
-    """A thread's uncaught exception (the suite's helper threads, the implementation's own) is told in one line,
-    without its traceback. On CPython 3.11 a traceback is formatted with `ast.parse`, whose recursion count is
-    shared by every thread: a thread formatting one while pytest parses a failing test's source can stop the run
-    with an internal error (SystemError: AST constructor recursion depth mismatch). A fresh-clone CI run ended so."""
+    """A thread's uncaught exception (the suite's helper threads, the implementation's own) is kept as one line,
+    without its traceback, and told after the run. On CPython 3.11 a traceback is formatted with `ast.parse`,
+    whose recursion count is shared by every thread: a thread formatting one while pytest parses a failing test's
+    source can stop the run with an internal error (SystemError: AST constructor recursion depth mismatch), as a
+    fresh-clone CI run did. Nothing is written while tests run: a test that reads the process's output (API-6)
+    must not find a line of the suite's own threads there."""
     before = threading.excepthook
     threading.excepthook = thread_ended
     config.add_cleanup(lambda: setattr(threading, "excepthook", before))
 
 
 def thread_ended(args) -> None:
-    """threading.excepthook: one line naming the thread and its exception; nothing that formats a traceback."""
-    if args.exc_type is SystemExit:
+    """threading.excepthook: one line naming the thread and its exception, kept; nothing formats a traceback."""
+    if args.exc_type is SystemExit or len(ENDED) >= ENDED_KEPT:
         return
     name = "<unknown>" if args.thread is None else args.thread.name
     try:
         text = str(args.exc_value)
     except Exception:  # noqa: BLE001 - an implementation's exception whose str() fails is still told
         text = "<str() failed>"
-    sys.stderr.write(f"conformance: thread {name} ended by {args.exc_type.__name__}: {text[:500]}\n")
+    ENDED.append(f"thread {name} ended by {args.exc_type.__name__}: {text[:300]}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    if ENDED:
+        terminalreporter.section("threads that ended by an exception (not a verdict)")
+        for line in ENDED:
+            terminalreporter.write_line(line)
 
 
 def _finish_hung(item, record: dict) -> int:

@@ -296,7 +296,11 @@ def test_slots_of_other_sizes_than_the_init_s_are_applied(sender, subject):
     for v, size in ((1, end), (2, nbytes + 3 * 4096)):
         fd = sender.slot(v, layout(arrays(v))[1], size)
         session.send({"type": "Receive", "version": v, "slot": v, "new_slots": [slotinfo(v, size)]}, fds=[fd])
-        _acked(session, subject, v, published)
+        try:
+            _acked(session, subject, v, published)
+        except AssertionError as e:
+            raise AssertionError(f"LAYOUT-1 violated: version {v} in a slot of {size} bytes (the Init's: "
+                                 f"{nbytes + 4096}; the arrays end at {end}) was not applied: {e}") from None
     session.send({"type": "Stop"})
     out = subject.finish()
     for v, d in out["applied"]:
