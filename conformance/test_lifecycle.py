@@ -739,10 +739,7 @@ def _scenario(ws, side: str):
 
 
 def _quietly(ws, fn, *args):
-    """The other side's calls, in a helper thread: what an interrupt made them raise is not this test's verdict.
-    Every exception is kept quiet, not only the binding's own: on CPython 3.11 a traceback printed by a thread
-    while pytest formats a failure in the main thread can corrupt the AST constructor's shared recursion count
-    (both call `ast.parse`), and pytest then stops the whole run with an internal error."""
+    """The other side's calls, in a helper thread: what an interrupt made them raise is not this test's verdict."""
     try:
         fn(*args)
     except Exception:  # noqa: BLE001

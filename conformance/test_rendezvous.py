@@ -596,7 +596,7 @@ def _listens_at(address: str) -> None:
         if not os.path.exists("/proc/net/unix"):
             return
         with open("/proc/net/unix") as f:
-            bound = {line.split()[-1] for line in f if len(line.split()) > 7}
+            bound = {fields[-1] for fields in map(str.split, f) if len(fields) > 7}
         assert name in bound, f"RDV-1 violated: listen={address!r} bound no abstract socket {name!r}"
     else:
         path = unquote(address[len("unix:"):])

@@ -110,7 +110,7 @@ class CopyToOwn(Strategy):
         self._bytes = None
         if slot.device.type == "cpu" and all(e.device == "cpu" for e in init.manifest):
             # As long as the arrays, not the Init's slot: a later slot may be of any size that holds them (LAYOUT-1).
-            self._end = _end(init.manifest)
+            self._end = layout.arrays_end(init.manifest)
             self._bytes = torch.empty(self._end, dtype=slot.dtype)
             self._own = layout.views(self._bytes, init.manifest)
         else:
@@ -173,7 +173,7 @@ class CopyToPacked(Strategy):
     def __init__(self, rid, checker, target):
         super().__init__(rid, checker, target)
         self.targets("INIT-3")
-        self._end = _end(target.manifest)  # the bytes of every array: later slots may be larger (LAYOUT-1)
+        self._end = layout.arrays_end(target.manifest)  # the bytes of every array: later slots may be larger (LAYOUT-1)
 
     def current(self):
         return self.targets()
@@ -188,11 +188,6 @@ class CopyToPacked(Strategy):
     def apply(self, views, mapped):
         self.target.check()  # ACK-7: a tensor that left the buffer is a mismatch; nothing is written
         self.target.buffer[: self._end].copy_(mapped.tensor[: self._end])
-
-
-def _end(manifest) -> int:
-    """Where the last array of the manifest ends: what a slot of any size that holds them has in common."""
-    return max((e.offset + e.nbytes for e in manifest), default=0)
 
 
 def _copy(dst: list[torch.Tensor], src: list[torch.Tensor], mapped: Mapped, stream, fence: ReadFence) -> None:

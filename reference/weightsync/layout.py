@@ -181,10 +181,14 @@ def cast_manifest(manifest: Sequence[Entry], dtype: torch.dtype) -> tuple[Entry,
     return tuple(dataclasses.replace(e, device=d) for e, d in zip(make_manifest(flat), devices))
 
 
+def arrays_end(manifest: Sequence[Entry], device: str | None = None) -> int:
+    """Where the last array (on `device`, or on any) ends: what every slot that holds them has in common."""
+    return max((e.offset + e.nbytes for e in manifest if device is None or e.device == device), default=0)
+
+
 def slot_nbytes(manifest: Sequence[Entry], device: str) -> int:
     """Bytes of one slot on `device`, at least ALIGN so that a buffer always exists."""
-    end = max((e.offset + e.nbytes for e in manifest if e.device == device), default=0)
-    return max(ALIGN, -(-end // ALIGN) * ALIGN)
+    return max(ALIGN, -(-arrays_end(manifest, device) // ALIGN) * ALIGN)
 
 
 #: The remedies of weights that do not match the manifest: a sender's, a receiver's target (issue 39).
