@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import traceback
 
 import pytest
 
@@ -79,6 +80,22 @@ def pytest_configure(config):
     before = threading.excepthook
     threading.excepthook = thread_ended
     config.add_cleanup(lambda: setattr(threading, "excepthook", before))
+    # A thread may also format a traceback without raising: an implementation's thread that logs an exception
+    # (`log.exception`) does, and a fifteenth-round bug's did, with the same internal error. The carets under a
+    # traceback's lines are what parse the source: without them no thread's traceback calls `ast.parse`.
+    anchors = getattr(traceback, CARETS, None)
+    if anchors is not None:
+        setattr(traceback, CARETS, no_carets)
+        config.add_cleanup(lambda: setattr(traceback, CARETS, anchors))
+
+
+#: The function of `traceback` that parses a line's source for its carets (CPython 3.11 and later).
+CARETS = "_extract_caret_anchors_from_line_segment"
+
+
+def no_carets(segment):
+    """traceback's caret anchors: none, so that formatting a traceback parses nothing (see pytest_configure)."""
+    return None
 
 
 def thread_ended(args) -> None:

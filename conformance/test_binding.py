@@ -540,7 +540,10 @@ def test_on_apply_is_told_each_version_applied(ws, mode):
     got: list = []
     receiver = None
 
+    threads: dict = {}  # version -> the thread on_apply ran in
+
     def on_apply(version):
+        threads[version] = threading.get_ident()
         with receiver.reading(tm.SHORT):
             got.append((version, receiver.version))
         if version == 2:
@@ -550,6 +553,12 @@ def test_on_apply_is_told_each_version_applied(ws, mode):
         f = sender.send_async(basic(v), timeout=tm.T)
         if mode == "pull":
             assert receiver.poll(tm.T) == v, f"API-3 violated: poll() did not apply version {v}"
+            # poll() applied it in this thread: on_apply has run here, before poll() returned
+            occurred("API-11.q")
+            how = "had not run" if v not in threads else "ran in another thread"
+            assert threads.get(v) == threading.get_ident(), (
+                f"API-11 violated: poll() returned version {v} and on_apply({v}) {how}: it runs in the thread that "
+                "applied the version")
         waited(f, "API-11")
 
     try:
@@ -558,6 +567,11 @@ def test_on_apply_is_told_each_version_applied(ws, mode):
         t.start()
         sender.connect(tm.T)
         t.join(tm.T)
+        if mode == "pull":  # connect() applied the Init's version in its own thread
+            how = "had not run" if 0 not in threads else "ran in another thread"
+            assert threads.get(0) == t.ident, (
+                f"API-11 violated: connect() returned and on_apply(0) {how}: it runs in the thread that applied the "
+                "Init's version")
         for v in (1, 2, 3):
             send(v)
         name = next(iter(target))

@@ -554,6 +554,85 @@ def _apply_seen_waiting(ws, receiver) -> None:
                        "apply was never seen waiting for the open block (CONS-2.c decides that)")
 
 
+@pytest.mark.req("CONS-2", "API-3")
+@pytest.mark.needs("pull")
+def test_readers_held_back_by_a_poll_that_gave_up_go_in(ws):
+    """A pull receiver in this process. Thread A holds reading() open; a version is pending; thread P's poll(timeout)
+    waits for A, and while it waits new blocks wait for it (CONS-2), which this test sees as a reading(timeout) held
+    back. Thread B then opens reading() with a long timeout. P's timeout passes: it returns None, and no apply runs
+    or waits any more, so B goes in then, beside A (readers wait only for an apply that runs or waits to run,
+    API-3), not when A leaves or B's own timeout passes."""
+    import threading
+
+    sender, receiver = pair(ws, basic(0), None, mode="pull")
+    entered, release, polled, b = threading.Event(), threading.Event(), {}, {}
+    wait = tm.SLACK  # P's timeout: long enough to see it wait and start B meanwhile
+
+    def reader_a():
+        with receiver.reading(tm.T):
+            entered.set()
+            release.wait(2 * tm.T)
+
+    def poller():
+        try:
+            polled["v"] = receiver.poll(wait)
+        except Exception as e:  # noqa: BLE001 - judged below
+            polled["v"] = f"{type(e).__name__}: {e}"
+        polled["at"] = time.monotonic()
+
+    def reader_b():
+        t0 = time.monotonic()
+        try:
+            with receiver.reading(tm.T):
+                b["in"] = time.monotonic()
+        except Exception as e:  # noqa: BLE001 - judged below
+            b["error"] = (time.monotonic() - t0, f"{type(e).__name__}: {e}")
+
+    a = threading.Thread(target=reader_a, daemon=True, name="conformance-reader-a")
+    p = threading.Thread(target=poller, daemon=True, name="conformance-poller")
+    rb = threading.Thread(target=reader_b, daemon=True, name="conformance-reader-b")
+    try:
+        a.start()
+        in_time(entered.wait(tm.T), f"CONS-2 violated: reading() on an idle receiver did not enter in {tm.T} s")
+        f = sender.send_async(basic(1), timeout=tm.T)
+        started = time.monotonic()
+        p.start()
+        held = False
+        while not held and time.monotonic() < started + wait / 2:
+            try:
+                with receiver.reading(min(0.05 * tm.SCALE, tm.SHORT)):
+                    pass
+                time.sleep(0.01)  # not a verdict: the probe is tried again
+            except ws.SyncTimeoutError:
+                held = True
+        if not held:
+            raise Inconclusive(f"within {wait / 2:.1f} s of poll({wait:g}) no reading(timeout) was held back: the "
+                               "poll was never seen waiting for the open block (CONS-2.d decides that)")
+        rb.start()
+        p.join(wait + tm.SLACK)
+        in_time(not p.is_alive(), f"API-3 violated: poll({wait:g}) behind an open reading() block had not returned "
+                                  f"after {time.monotonic() - started:.1f} s")
+        assert polled["v"] is None and receiver.version == 0, (
+            f"API-3 violated: poll({wait:g}) behind an open reading() block returned {polled['v']!r} (receiver.version "
+            f"{receiver.version}): the version it could not apply stays pending, it returns None")
+        rb.join(tm.SLACK)  # A still holds its block: B goes in beside it, or waits for what no longer waits
+        occurred("CONS-2.i")
+        in_time("in" in b and b["in"] - polled["at"] <= tm.SLACK, (
+            f"CONS-2 violated: poll({wait:g}) gave up at {polled['at'] - started:.1f} s and no apply ran or waited any "
+            "more, yet a reading() it had held back " + (
+                f"entered {b['in'] - polled['at']:.1f} s after" if "in" in b else
+                f"raised after {b['error'][0]:.1f} s: {b['error'][1]}" if "error" in b else
+                f"had not entered {tm.SLACK:.1f} s after, while another thread's block stayed open")))
+        release.set()
+        a.join(tm.T)
+        assert receiver.poll(tm.T) == 1, "API-3 violated: the version left pending was not applied by the next poll()"
+        waited(f, "API-3")
+    finally:
+        release.set()
+        sender.close()
+        receiver.close()
+
+
 @pytest.mark.req("CONS-2", "CONS-1")
 @pytest.mark.needs("push")
 def test_a_nested_reading_never_waits_even_for_a_waiting_apply(ws):
@@ -620,6 +699,56 @@ def test_a_nested_reading_never_waits_even_for_a_waiting_apply(ws):
         go.set()
         sender.close()
         receiver.close()
+
+
+@pytest.mark.req("CONS-2", "CONS-1", "CONS-3")
+@pytest.mark.parametrize("mode", [pytest.param("push", marks=pytest.mark.needs("push")),
+                                  pytest.param("pull", marks=pytest.mark.needs("push", "pull"))])
+def test_blocks_belong_to_their_receiver(ws, mode):
+    """This process holds two receivers of one sender, r0 (push) and r1 in `mode`, as a worker with a policy and a
+    reference model does. Inside r0.reading(): push, r1.reading() opened there is r1's first block, so a version sent
+    to r1 inside both waits for it (its weights and version stay as they were) and is applied once the blocks end
+    (CONS-2, CONS-1); pull, r1.poll() is no poll inside reading() (CONS-3): it applies the version sent to r1."""
+    sender = ws.Sender(basic(0), 2)
+    r0 = ws.Receiver(sender.handle(0))
+    r1 = ws.Receiver(sender.handle(1), **({} if mode == "push" else {"mode": mode}))
+    try:
+        connect_here(ws, sender, [r0, r1], "two receivers in this process")
+        if mode == "push":
+            with r0.reading(tm.T), r1.reading(tm.T):
+                before = {k: v.clone() for k, v in dict(r1.weights).items()}
+                f = sender.send_async(basic(1), workers=[1], timeout=tm.T)
+                try:
+                    v = f.wait(min(0.5 * tm.SCALE, tm.SHORT))
+                except ws.SyncTimeoutError:
+                    v = None  # r1's apply waits for r1's block, as it must
+                occurred("CONS-2.h")
+                same = all(torch.equal(before[k], t) for k, t in dict(r1.weights).items())
+                assert v is None and r1.version == 0 and same, (
+                    f"CONS-2 violated: a version sent to r1 was applied inside r1.reading(), opened inside r0.reading() "
+                    f"in one thread (the send returned {v}, r1.version is {r1.version}, its weights "
+                    f"{'held' if same else 'changed'}): each receiver's blocks are its own, so this is r1's first block")
+        else:
+            f = sender.send_async(basic(1), workers=[1], timeout=tm.T)
+            with r0.reading(tm.T):
+                try:
+                    got = bounded(r1.poll, tm.T, limit=tm.T + tm.SLACK, what="r1.poll() inside r0.reading()")
+                except HarnessError as e:
+                    raise TooSlow(f"CONS-3 violated: {e}") from None
+                except ws.LocalProtocolError as e:
+                    raise AssertionError(f"CONS-3 violated: r1.poll() inside r0.reading() raised LocalProtocolError "
+                                         f"({e}); only a poll inside its own receiver's block is refused") from None
+                occurred("CONS-3.d")
+                assert got == 1 and r1.version == 1, (
+                    f"CONS-3 violated: r1.poll() inside r0.reading() returned {got} (r1.version {r1.version}), "
+                    "not the version sent to it")
+        waited(f, "CONS-2", what="wait() on the version sent to r1, once its blocks ended")
+        assert r1.version == 1 and r0.version == 0, (
+            f"ACK-4 violated: after the send to r1 returned, r1.version is {r1.version} and r0's {r0.version}")
+    finally:
+        sender.close()
+        r0.close()
+        r1.close()
 
 
 @pytest.mark.req("API-7", "API-3", "SEND-5", "CONS-2")

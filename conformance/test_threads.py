@@ -16,6 +16,7 @@ import pytest
 from . import strategies as S
 from . import timing as tm
 from .bounds import HarnessError, bounded
+from .clauses import occurred
 from .probes import stack_of
 from .rig import expect_error
 from .verdict import TooSlow, checked_nothing, in_time
@@ -121,10 +122,12 @@ def test_poll_and_reading_bound_their_wait_for_other_threads(rigs):
     rig = rigs(basic(0), 1, modes=["pull"])
     rig.send_async(basic(1))
     out = rig.workers[0].call("bounded_waits", tm.TIMED, tm.EARLY, tm.SLACK, bound=4 * tm.T)
+    in_time(out["poll_s"] <= tm.TIMED + tm.SLACK,
+            f"API-7 violated: poll({tm.TIMED}) behind a reader took {out['poll_s']:.1f} s" +
+            (" and had not returned then" if out["poll"] == "still waiting" else ""))
     assert out["poll"] is None, (
         f"API-7 violated: poll({tm.TIMED}) applied version {out['poll']} while another thread was inside reading()"
     )
-    in_time(out["poll_s"] <= tm.TIMED + tm.SLACK, f"API-7 violated: poll({tm.TIMED}) took {out['poll_s']:.1f} s behind a reader")
     r = out["reading"]
     assert not isinstance(r, str), f"API-7 violated: reading({tm.TIMED}) while an apply waits: {r}"
     assert r.isa("SyncTimeoutError"), f"API-7 violated: reading({tm.TIMED}) raised {r}; expected SyncTimeoutError"
@@ -164,11 +167,14 @@ def _inside(thread: threading.Thread, name: str, bound: float) -> bool:
 
 @pytest.mark.req("API-7", "LIFE-5")
 @pytest.mark.needs("pull")
-def test_close_from_another_thread_ends_a_waiting_poll(ws):
-    """One thread of a pull receiver waits in poll(None), with nothing sent; close() from another thread returns
-    within the reaction bound and the waiting poll() then returns None."""
+@pytest.mark.parametrize("waiting_for", ["a version", "a reading() block"])
+def test_close_from_another_thread_ends_a_waiting_poll(ws, waiting_for):
+    """One thread of a pull receiver waits in poll(None): for a version (nothing sent), or for a reading() block a
+    third thread holds open while a version is pending (CONS-2). close() from another thread returns within the
+    reaction bound and the waiting poll() then returns None, whatever it waited for."""
     sender, receiver = _pair(ws, "pull")
     out = {}
+    entered, release = threading.Event(), threading.Event()
 
     def poll():
         try:
@@ -176,18 +182,31 @@ def test_close_from_another_thread_ends_a_waiting_poll(ws):
         except Exception as e:  # noqa: BLE001 - judged below
             out["poll"] = e
 
+    def hold():
+        with receiver.reading(tm.T):
+            entered.set()
+            release.wait(2 * tm.REACTION + tm.T)
+
     try:
+        if waiting_for == "a reading() block":
+            threading.Thread(target=hold, name="conformance-holder", daemon=True).start()
+            in_time(entered.wait(tm.T), f"CONS-2 violated: reading() on an idle receiver did not enter in {tm.T} s")
+            sender.send_async(basic(1), timeout=tm.T)
         t = threading.Thread(target=poll, name="conformance-poll", daemon=True)
         t.start()
         if not _inside(t, "poll", tm.T):
             checked_nothing("the implementation's poll() runs no Python function named poll: cannot tell it waits")
+        if waiting_for == "a reading() block":
+            time.sleep(min(0.2 * tm.SCALE, tm.SHORT))  # not a verdict: time for the poll to reach the block's wait
+            occurred("API-7.m")
         _within(receiver.close, limit=tm.REACTION + tm.SLACK, what="receiver.close() while another thread polls")
         t.join(tm.REACTION + tm.SLACK)
-        in_time(not t.is_alive(), f"API-7 violated: poll(None) still waits {tm.REACTION + tm.SLACK:g} s after "
-                                  "another thread's receiver.close()")
-        assert out["poll"] is None, (f"API-7 violated: poll(None) waiting when another thread closed the receiver "
-                                     f"ended with {out['poll']!r}, not None")
+        in_time(not t.is_alive(), f"API-7 violated: poll(None) waiting for {waiting_for} still waits "
+                                  f"{tm.REACTION + tm.SLACK:g} s after another thread's receiver.close()")
+        assert out["poll"] is None, (f"API-7 violated: poll(None) waiting for {waiting_for} when another thread closed "
+                                     f"the receiver ended with {out['poll']!r}, not None")
     finally:
+        release.set()
         receiver.close()
         sender.close()
 

@@ -163,3 +163,43 @@ def test_the_suite_s_thread_hook_stands_in_front_of_pytest_s_and_is_taken_down_a
         for f in cleanups:
             f()
     assert threading.excepthook is before
+
+
+def test_with_the_suite_configured_a_traceback_formatted_in_any_thread_parses_no_source(monkeypatch):
+    """Fifteenth round: an implementation's thread that logged an exception formatted its traceback while pytest
+    formatted a failure, and CPython 3.11's shared AST recursion count stopped the run (SystemError). Under the
+    suite's configuration no traceback calls `ast.parse`; after it, traceback is as it was."""
+    import ast
+    import threading
+    import traceback
+
+    from conformance import stops
+
+    def raising():
+        return [1][2] + 0  # a line whose carets would be computed from its source
+
+    try:
+        raising()
+    except IndexError as e:
+        error = e
+    cleanups = []
+    config = type("Config", (), {"add_cleanup": lambda self, f: cleanups.append(f)})()
+    before = traceback.__dict__.get(stops.CARETS)
+    parsed = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda *a, **k: parsed.append(a) or real_parse(*a, **k))
+    try:
+        stops.pytest_configure(config)
+        out: list = []
+        t = threading.Thread(target=lambda: out.append("".join(traceback.format_exception(error))))
+        t.start()
+        t.join(10)
+        assert out and "IndexError" in out[0], out
+        assert parsed == [], f"formatting a traceback parsed source {len(parsed)} time(s)"
+    finally:
+        for f in cleanups:
+            f()
+    assert traceback.__dict__.get(stops.CARETS) is before
+    if before is not None:  # the carets are back: the same formatting parses the line again
+        traceback.format_exception(error)
+        assert parsed, "after the suite's cleanup, traceback's carets were not restored"

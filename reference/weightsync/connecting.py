@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from . import options
 from .clock import Deadline
-from .errors import FIX, SyncTimeoutError, receivers_error
+from .errors import FIX, TIMEOUT, SyncTimeoutError, receivers_error
 from .future import RESTART_HINT
 from .hub import Hub
 from .publishing import Publisher
@@ -44,12 +44,16 @@ def connect(hub: Hub, publisher: Publisher, workers: Iterable[int] | None, deadl
             connecting = [i for i in targets if i not in failed and not peers[i].machine.live]
             if failed:
                 window.failed(hub.clock())
-                if not connecting or window.over(hub.clock()) or deadline.expired():
+                timed_out = deadline.expired()
+                if not connecting or window.over(hub.clock()) or timed_out:
                     for m in failed.values():
                         m.unreported = False  # named once (INIT-5)
-                    raise receivers_error({i: m.cause for i, m in failed.items()},
-                                          {i: m.failure for i, m in failed.items()}, publisher.version,
-                                          RESTART_HINT)
+                    causes = {i: m.cause for i, m in failed.items()}
+                    details = {i: m.failure for i, m in failed.items()}
+                    if timed_out:  # the silent are at fault too, beside the failed (SEND-7, INIT-5)
+                        causes.update(dict.fromkeys(connecting, TIMEOUT))
+                        details.update(dict.fromkeys(connecting, "no Ready before the timeout"))
+                    raise receivers_error(causes, details, publisher.version, RESTART_HINT)
             if not connecting:
                 return
             if deadline.expired():
