@@ -83,19 +83,25 @@ def pytest_configure(config):
     # A thread may also format a traceback without raising: an implementation's thread that logs an exception
     # (`log.exception`) does, and a fifteenth-round bug's did, with the same internal error. The carets under a
     # traceback's lines are what parse the source: without them no thread's traceback calls `ast.parse`.
-    anchors = getattr(traceback, CARETS, None)
-    if anchors is not None:
-        setattr(traceback, CARETS, no_carets)
-        config.add_cleanup(lambda: setattr(traceback, CARETS, anchors))
+    for owner, name, stand_in in CARETS:
+        real = owner.__dict__.get(name)
+        if real is not None:
+            setattr(owner, name, stand_in)
+            config.add_cleanup(lambda owner=owner, name=name, real=real: setattr(owner, name, real))
 
 
-#: The function of `traceback` that parses a line's source for its carets (CPython 3.11 and later).
-CARETS = "_extract_caret_anchors_from_line_segment"
-
-
-def no_carets(segment):
-    """traceback's caret anchors: none, so that formatting a traceback parses nothing (see pytest_configure)."""
+def _no_anchors(segment):
     return None
+
+
+def _no_carets(self, *args, **kwargs):
+    return False
+
+
+#: Where `traceback` parses a line's source for its carets, and what stands in for each in the suite: the anchors
+#: (CPython 3.11 and later) and, from 3.13, the test of whether to show carets at all.
+CARETS = ((traceback, "_extract_caret_anchors_from_line_segment", _no_anchors),
+          (traceback.StackSummary, "_should_show_carets", _no_carets))
 
 
 def thread_ended(args) -> None:

@@ -567,6 +567,7 @@ def test_on_apply_is_told_each_version_applied(ws, mode):
         t.start()
         sender.connect(tm.T)
         t.join(tm.T)
+        in_time(not t.is_alive(), f"INIT-4 violated: receiver.connect() had not returned {tm.T:g} s after the sender's")
         if mode == "pull":  # connect() applied the Init's version in its own thread
             how = "had not run" if 0 not in threads else "ran in another thread"
             assert threads.get(0) == t.ident, (

@@ -581,7 +581,7 @@ def test_readers_held_back_by_a_poll_that_gave_up_go_in(ws):
         polled["at"] = time.monotonic()
 
     def reader_b():
-        t0 = time.monotonic()
+        t0 = b["start"] = time.monotonic()
         try:
             with receiver.reading(tm.T):
                 b["in"] = time.monotonic()
@@ -616,6 +616,9 @@ def test_readers_held_back_by_a_poll_that_gave_up_go_in(ws):
             f"API-3 violated: poll({wait:g}) behind an open reading() block returned {polled['v']!r} (receiver.version "
             f"{receiver.version}): the version it could not apply stays pending, it returns None")
         rb.join(tm.SLACK)  # A still holds its block: B goes in beside it, or waits for what no longer waits
+        if b["start"] >= polled["at"]:  # the probes took the whole of P's wait: B was never held back by it
+            checked_nothing(f"poll({wait:g}) had given up before the second reader started (the probes took "
+                            f"{b['start'] - started:.1f} s on this machine)")
         occurred("CONS-2.i")
         in_time("in" in b and b["in"] - polled["at"] <= tm.SLACK, (
             f"CONS-2 violated: poll({wait:g}) gave up at {polled['at'] - started:.1f} s and no apply ran or waited any "

@@ -13,8 +13,8 @@ from . import timing as tm
 from .bounds import HarnessError, bounded
 from .clauses import occurred
 from .model import describe
-from .rig import Background, expect_error, expect_remote_error, spec_of
-from .verdict import TooSlow, in_time
+from .rig import Background, check_receiver_error, expect_error, expect_remote_error, spec_of
+from .verdict import Inconclusive, TooSlow, checked_nothing, in_time
 
 pytestmark = pytest.mark.needs("push")
 
@@ -368,9 +368,10 @@ def test_an_ack_error_frees_the_slot_a_copying_receiver_pinned(rigs, ws):
                       f"and freed its slot, yet the send of version 3 waiting for a slot timed out: {e}") from None
     finally:
         poller.join(tm.T)
+        if w0.waiting is not None:  # its poll: the failed apply, however this binding tells it (ACK-7)
+            w0.result(tm.T + tm.SLACK)
     occurred("SLOT-2.g")
     assert v == 3, f"VER-1 violated: the send returned {v}, expected 3"
-    w0.result(tm.T + tm.SLACK)  # its poll: the failed apply, however this binding tells it (ACK-7)
     expect_error(ws, "ReceiverError", f1.wait, tm.T, ids="ACK-7", what="wait() on version 1, which receiver 0 failed",
                  naming=[0])
 
@@ -529,13 +530,35 @@ def test_a_death_then_an_error_within_a_second_are_named_together(rigs, ws):
     rig.workers[0].call("fault", ("late_raise", 0.4))
     f = rig.send_async(basic(1))
     rig.workers[1].kill()
+    killed = time.monotonic()
     rig.model.gone(1)
-    e = expect_error(ws, "ReceiverError", f.wait, tm.T, ids="SEND-7",
-                     what="wait() where receiver 1 was killed and receiver 0's apply fails 0.4 s later")
+    what = "wait() where receiver 1 was killed and receiver 0's apply fails 0.4 s later"
+    try:
+        bounded(f.wait, tm.T, limit=tm.T + tm.SLACK, what=what)
+    except HarnessError as err:
+        raise TooSlow(f"SEND-7 violated: {err}") from None
+    except (ws.ReceiverError, ws.ReceiverDiedError) as err:  # either alone, or both: the error of several causes
+        e, raised = err, time.monotonic()
+    else:
+        raise AssertionError("SEND-3, ACK-7 violated: wait() returned though receiver 1 died and receiver 0's apply "
+                             "failed")
+    check_receiver_error(ws, e, what)
+    causes = dict(e.causes)
+    if causes == {0: "error"}:  # the sender saw the error first (SEND-3 gives it time to see a death): not this case
+        checked_nothing("the sender saw receiver 0's Ack(error) before receiver 1's death, so the window opened at "
+                        "the error; the order this test is about did not occur")
     occurred("SEND-7.j")
-    in_time(set(e.workers) == {0, 1}, f"SEND-7 violated: the error names {e.workers}; receiver 0 failed within 1 s "
-                                      "of receiver 1's death, so both belong in it")
-    assert e.causes == {0: "error", 1: "died"}, f"SEND-7 violated: causes {e.causes}"
+    if causes == {1: "died"}:
+        # Seen at the earliest when it was killed: an error raised less than 1 s after the kill was raised inside the
+        # window of that death, without receiver 0's answer, which SEND-7 waits for. Later, the two came too far
+        # apart on this machine to tell.
+        assert raised - killed >= 1.0, (
+            f"SEND-7 violated: wait() raised {raised - killed:.2f} s after receiver 1 was killed, naming only its "
+            "death: after a failure the call collects the other targets' answers for 1 s (receiver 0 failed 0.4 s "
+            "later)")
+        raise Inconclusive(f"receiver 1's death and receiver 0's Ack(error) reached the sender more than 1 s apart "
+                           f"on this machine (the error came {raised - killed:.1f} s after the kill)")
+    assert causes == {0: "error", 1: "died"}, f"SEND-7 violated: causes {causes}"
     rig.model.failed_apply(0, 1)
     rig.model.acked(2, 1)
     rig.workers[0].call("fault", None)
@@ -621,6 +644,9 @@ def test_a_connect_timeout_inside_the_collecting_window_names_the_silent_beside_
                           "answers", limit=timeout + tm.SLACK)
     expect_remote_error(rig.workers[1].result(tm.T + tm.SLACK), "WeightsMismatchError", ids="INIT-3",
                         what="receiver 1's connect() with a target of another dtype")
+    if e.causes.get(1) == "timeout":
+        raise Inconclusive(f"receiver 1's refusal did not reach the sender within connect()'s {timeout:g} s on this "
+                           f"machine (causes {e.causes}): no failure was known when the timeout passed")
     occurred("SEND-7.i")  # a refusal known, connect()'s timeout passed inside its window
     assert e.causes == {0: "timeout", 1: "error"} and isinstance(e, ws.SyncTimeoutError), (
         f"SEND-7 violated: receiver 1 refused and receiver 0 had not answered when connect()'s timeout passed: one "

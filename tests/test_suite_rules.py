@@ -184,7 +184,7 @@ def test_with_the_suite_configured_a_traceback_formatted_in_any_thread_parses_no
         error = e
     cleanups = []
     config = type("Config", (), {"add_cleanup": lambda self, f: cleanups.append(f)})()
-    before = traceback.__dict__.get(stops.CARETS)
+    before = [owner.__dict__.get(name) for owner, name, _ in stops.CARETS]
     parsed = []
     real_parse = ast.parse
     monkeypatch.setattr(ast, "parse", lambda *a, **k: parsed.append(a) or real_parse(*a, **k))
@@ -199,7 +199,7 @@ def test_with_the_suite_configured_a_traceback_formatted_in_any_thread_parses_no
     finally:
         for f in cleanups:
             f()
-    assert traceback.__dict__.get(stops.CARETS) is before
-    if before is not None:  # the carets are back: the same formatting parses the line again
+    assert [owner.__dict__.get(name) for owner, name, _ in stops.CARETS] == before
+    if any(before):  # the carets are back: the same formatting parses the line again
         traceback.format_exception(error)
         assert parsed, "after the suite's cleanup, traceback's carets were not restored"
