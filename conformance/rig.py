@@ -337,6 +337,21 @@ def pair(ws, weights, target, mode: str = "push", **sender_options):
     return sender, receiver
 
 
+def readers_held_back(ws, receiver, within: float) -> bool:
+    """Whether, within `within` s, a reading(timeout) in this thread is held back (SyncTimeoutError): an apply (or a
+    poll) is then seen waiting for a block another thread holds open, since a waiting apply holds new blocks back
+    (CONS-2). A probe that goes in is tried again."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            with receiver.reading(min(0.05 * tm.SCALE, tm.SHORT)):
+                pass
+        except ws.SyncTimeoutError:
+            return True
+        time.sleep(0.01)  # not a verdict: the probe is tried again
+    return False
+
+
 def expect_error(ws, cls: str, fn, *args, ids: str, what: str, limit: float | None = None, naming=None, **kwargs):
     """Run fn; it must raise ws.<cls> within `limit` s, naming the receivers `naming` if given. Returns the error.
 

@@ -11,7 +11,7 @@ from .bounds import HarnessError, bounded
 from .clauses import occurred
 from .model import describe, diff, digest
 from .probes import new_fds, open_fds
-from .rig import connect_here, expect_error, pair, waited
+from .rig import connect_here, expect_error, pair, readers_held_back, waited
 from .verdict import Inconclusive, TooSlow, WorkerLost, checked_nothing, in_time
 
 pytestmark = pytest.mark.needs("push")
@@ -540,14 +540,8 @@ def _apply_seen_waiting(ws, receiver) -> None:
     reading(timeout) in this thread is held back (CONS-2: a waiting apply holds new blocks back). Within T
     of the send it must be; an apply that ran inside the open block is CONS-2's violation, and one never seen
     at all leaves the test inconclusive."""
-    deadline = time.monotonic() + tm.T
-    while time.monotonic() < deadline:
-        try:
-            with receiver.reading(min(0.05 * tm.SCALE, tm.SHORT)):
-                pass
-            time.sleep(0.01)  # not a verdict: the probe is tried again
-        except ws.SyncTimeoutError:
-            return
+    if readers_held_back(ws, receiver, tm.T):
+        return
     assert receiver.version == 0, (f"CONS-2 violated: version {receiver.version} was applied while a reading() "
                                    "block opened at version 0 was still open (an apply waits for open blocks)")
     raise Inconclusive(f"within {tm.T} s of the send no reading(timeout) in another thread was held back: the "
@@ -597,15 +591,7 @@ def test_readers_held_back_by_a_poll_that_gave_up_go_in(ws):
         f = sender.send_async(basic(1), timeout=tm.T)
         started = time.monotonic()
         p.start()
-        held = False
-        while not held and time.monotonic() < started + wait / 2:
-            try:
-                with receiver.reading(min(0.05 * tm.SCALE, tm.SHORT)):
-                    pass
-                time.sleep(0.01)  # not a verdict: the probe is tried again
-            except ws.SyncTimeoutError:
-                held = True
-        if not held:
+        if not readers_held_back(ws, receiver, wait / 2):
             raise Inconclusive(f"within {wait / 2:.1f} s of poll({wait:g}) no reading(timeout) was held back: the "
                                "poll was never seen waiting for the open block (CONS-2.d decides that)")
         rb.start()

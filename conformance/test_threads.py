@@ -18,7 +18,7 @@ from . import timing as tm
 from .bounds import HarnessError, bounded
 from .clauses import occurred
 from .probes import stack_of
-from .rig import expect_error
+from .rig import expect_error, readers_held_back
 from .verdict import TooSlow, checked_nothing, in_time
 
 
@@ -201,15 +201,7 @@ def test_close_from_another_thread_ends_a_waiting_poll(ws, waiting_for):
         if waiting_for == "a reading() block":
             # The poll waits for the block once a new reading() is held back (CONS-2: a waiting apply holds new
             # blocks back); until then it may still be reading the Receive.
-            held, end = False, time.monotonic() + tm.T
-            while not held and time.monotonic() < end:
-                try:
-                    with receiver.reading(min(0.05 * tm.SCALE, tm.SHORT)):
-                        pass
-                    time.sleep(0.01)  # not a verdict: the probe is tried again
-                except ws.SyncTimeoutError:
-                    held = True
-            if not held:
+            if not readers_held_back(ws, receiver, tm.T):
                 checked_nothing(f"within {tm.T:g} s no reading(timeout) was held back: the poll was never seen "
                                 "waiting for the open block (CONS-2.d decides that)")
             occurred("API-7.m")
