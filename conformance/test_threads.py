@@ -217,6 +217,95 @@ def test_close_from_another_thread_ends_a_waiting_poll(ws, waiting_for):
         sender.close()
 
 
+@pytest.mark.req("LIFE-7", "API-9", "API-7")
+@pytest.mark.needs("pull")
+@pytest.mark.parametrize("how", ["sender.close()", "sender.drop(0)"])
+def test_a_poll_waiting_for_a_version_ends_when_the_trainer_stops_the_receiver(ws, how):
+    """One thread of a pull receiver waits in poll(None), nothing sent; the trainer closes, or drops it, which sends
+    Stop and ends the channel. The wait ends with it: poll() returns None within the reaction bound (LIFE-7: after
+    Stop, poll() returns None), `stopped` is true, and the receiver still holds version 0."""
+    sender, receiver = _pair(ws, "pull")
+    out = {}
+
+    def poll():
+        try:
+            out["poll"] = receiver.poll(None)
+        except Exception as e:  # noqa: BLE001 - judged below
+            out["poll"] = e
+
+    try:
+        t = threading.Thread(target=poll, name="conformance-poll", daemon=True)
+        t.start()
+        if not _inside(t, "poll", tm.T):
+            checked_nothing("the implementation's poll() runs no Python function named poll: cannot tell it waits")
+        time.sleep(0.05)  # not a bound: the poll is inside its wait for the channel, as a rule
+        occurred("LIFE-7.f")
+        if how == "sender.close()":
+            _within(sender.close, limit=tm.REACTION + tm.SLACK, what="sender.close() while a pull receiver polls")
+        else:
+            _within(sender.drop, 0, limit=tm.REACTION + tm.SLACK, what="sender.drop(0) while it polls")
+        t.join(tm.REACTION + tm.SLACK)
+        in_time(not t.is_alive(), f"LIFE-7 violated: poll(None) waiting for a version still waits "
+                                  f"{tm.REACTION + tm.SLACK:g} s after {how} sent Stop and ended its channel")
+        assert out["poll"] is None, (f"LIFE-7 violated: poll(None) waiting for a version when the trainer called "
+                                     f"{how} ended with {out['poll']!r}, not None")
+        assert receiver.stopped, f"LIFE-7, SM-R-8 violated: after {how} ended a waiting poll(), stopped is False"
+        assert receiver.version == 0, (f"LIFE-7 violated: after {how}, the receiver holds version "
+                                       f"{receiver.version}, not 0 (nothing was sent)")
+    finally:
+        receiver.close()
+        sender.close()
+
+
+@pytest.mark.req("LIFE-5", "CONS-2", "API-7")
+@pytest.mark.needs("push")
+def test_close_while_an_apply_waits_for_a_reader_starts_no_apply(ws):
+    """A push receiver in this process: a reading() block open in one thread, then version 1 sent, so its apply
+    waits (a new reading(timeout) is held back). close() from a second thread returns within the reaction bound
+    though the block stays open, and once the block has ended the receiver still holds version 0 with version 0's
+    bytes: no apply starts after close() returned (LIFE-5), not even the one that was waiting."""
+    import torch
+
+    sender, receiver = _pair(ws, "push")
+    entered, release = threading.Event(), threading.Event()
+    left = threading.Event()
+
+    def hold():
+        try:
+            with receiver.reading(tm.T):
+                entered.set()
+                release.wait(2 * (tm.REACTION + tm.SLACK))
+        finally:
+            left.set()
+
+    try:
+        holder = threading.Thread(target=hold, name="conformance-holder", daemon=True)
+        holder.start()
+        in_time(entered.wait(tm.T), f"CONS-2 violated: reading() on an idle receiver did not enter in {tm.T} s")
+        sender.send_async(basic(1), timeout=tm.T)
+        if not readers_held_back(ws, receiver, tm.T):
+            checked_nothing(f"within {tm.T:g} s no reading(timeout) was held back: the apply of version 1 was never "
+                            "seen waiting for the open block (CONS-2.d decides that)")
+        occurred("LIFE-5.j")
+        _within(receiver.close, limit=tm.REACTION + tm.SLACK, what="receiver.close() while its apply waits for a "
+                "reading() block another thread holds open")
+        held = receiver.version, {k: t.clone() for k, t in receiver.weights.items()}
+        release.set()
+        in_time(left.wait(tm.T), f"the reading() block did not end within {tm.T:g} s of being let go")
+        deadline = time.monotonic() + tm.SLACK / 3
+        while time.monotonic() < deadline:
+            version, now = receiver.version, receiver.weights
+            changed = [k for k in held[1] if not torch.equal(held[1][k], now[k])]
+            assert version == held[0] == 0 and not changed, (
+                f"LIFE-5 violated: after receiver.close() returned with version 1's apply waiting for a reader, the "
+                f"apply still ran once the block ended: version {held[0]} -> {version}, entries changed {changed}")
+            time.sleep(0.02)
+    finally:
+        release.set()
+        receiver.close()
+        sender.close()
+
+
 @pytest.mark.req("API-7", "ACK-2")
 @pytest.mark.needs("pull")
 def test_answers_read_by_one_thread_settle_the_futures_others_wait_on(ws):
