@@ -84,6 +84,34 @@ def test_times_a_caller_chose_reach_init_and_bad_ones_are_refused(ws, closing):
 
 
 
+@pytest.mark.req("RDV-5", "API-10", "NET-1")
+def test_a_joiner_welcomed_while_no_call_runs_gets_its_init_at_once(ws, closing):
+    """RDV-5: after Welcome the sender sends Init at once, whether or not a connect() runs. Over TCP the Init names
+    the receiver's data plane, made for it once it joined; nothing else may hold the Init back. With a heartbeat of
+    60 s and a lease of 180 s (API-10), nothing the sender does by itself falls due for a minute: a joiner welcomed
+    while the caller makes no call (a trainer in its training step) gets its Init within the reaction bound."""
+    try:
+        sender = ws.Sender(basic(0), 1, listen="tcp://127.0.0.1:0", lease=180, heartbeat=60)
+    except TypeError as e:
+        pytest.skip(f"the binding's Sender takes no network times (API-10 is optional): {e}")
+    closing(sender)
+    time.sleep(0.2)  # not a bound: the sender sits idle before the join, as between a trainer's calls
+    j = Joiner(sender.url(0))
+    closing(j)
+    assert j.join().get("type") == "Welcome", "RDV-5 violated: a valid Join for an unconnected receiver got no Welcome"
+    welcomed = time.monotonic()
+    occurred("RDV-5.i")
+    try:
+        got = j.handshake(answer=False, bound=tm.REACTION + tm.SLACK)
+    except HarnessError:
+        raise TooSlow(f"RDV-5 violated: no Init within {tm.REACTION + tm.SLACK:g} s of Welcome, while the caller made "
+                      "no call (heartbeat=60: the Init waited for something else than the join)") from None
+    assert (got["receiver"], got["version"]) == (0, 0), (
+        f"LIFE-1 violated: the joiner's Init names receiver {got['receiver']} at version {got['version']}, not 0 at 0")
+    j.send(ready(0, 0))
+    in_time(time.monotonic() - welcomed <= tm.REACTION + tm.SLACK, "RDV-5 violated: the Init came late")
+
+
 def _shut_down(*socks: socket.socket) -> None:
     """Both ends of a relay stop at once: the side still reading sees the end (a relay's last act)."""
     for s in socks:

@@ -170,6 +170,7 @@ def _serve(ref: weakref.ReferenceType[Hub], stop_r: int) -> None:
             listener = s.listener
             assert listener is not None, "only a listening sender has this thread"
             poller.register(listener.fileno(), select.POLLIN)
+            poller.register(s.wake_fd, select.POLLIN)  # an Init whose store is made goes out now (RDV-5)
             for ch in listener.channels():
                 poller.register(ch.fileno(), select.POLLIN)
             for p in s.peers:  # Unix channels: hang-ups only, so that acks never wake this thread

@@ -130,6 +130,11 @@ class Hub:
                 self._holds -= 1
             notify_all(self.cv)
 
+    @property
+    def wake_fd(self) -> int:
+        """What `wake()` makes readable, watched by the polling caller or, while none polls, the helper thread."""
+        return self._wake_r
+
     def wake(self) -> None:
         try:
             os.write(self._wake_w, b"x")
@@ -273,8 +278,8 @@ class Hub:
         """A lane's transfer failed (from the lane's thread): that incarnation is gone (NET-3).
 
         The lane's thread never takes the lock, so it cannot wait on a caller: it leaves the
-        failure on the peer and wakes the polling caller; that caller, or the helper thread
-        within a heartbeat, cuts the receiver off in `serve`.
+        failure on the peer and wakes the polling caller, or the helper thread while no caller
+        polls; that thread cuts the receiver off in `serve`.
         """
         peer.lane_failure = (incarnation, why)
         self.wake()
