@@ -538,6 +538,78 @@ def test_an_unanswered_init_pins_its_slot_while_the_others_are_sent_versions(ws)
                 o.close()
 
 
+@pytest.mark.req("SLOT-1", "SLOT-5", "INIT-4")
+@pytest.mark.needs("wire", "pull")
+def test_slots_made_while_a_receiver_connects_reach_it_before_a_receive_names_them(ws):
+    """Receiver 1, a scripted receiver on its handle, holds its Ready while receiver 0 (the binding's, pull) is sent
+    versions 1 and 2 and has not polled: with the Init's slot and version 1's pinned, version 2 goes to a slot made
+    while receiver 1 connects. Receiver 1 then connects, and versions go to both while receiver 0 polls none, each
+    pinning its slot, until no slot is free: every slot has then been named to receiver 1, and each Receive must
+    carry the handle of a slot it names unless an earlier message did (SLOT-1), whatever existed at its Ready."""
+    from .peers import ScriptedReceiver, ack, ready
+
+    sender = ws.Sender(basic(0), 2)
+    r0 = peer = None
+    try:
+        r0 = ws.Receiver(sender.handle(0), mode="pull")
+        peer = ScriptedReceiver(sender.handle(1), 1)
+        joined = Background(lambda: r0.connect(tm.T), "conformance-receiver-0")
+        try:
+            bounded(sender.connect, tm.T, workers=[0], limit=tm.T + tm.SLACK, what="sender.connect(workers=[0])")
+            bounded(sender.connect, tm.SHORT, workers=[1], limit=tm.SHORT + tm.SLACK,
+                    what="sender.connect(SHORT, workers=[1]), receiver 1 silent")
+        except ws.SyncTimeoutError as e:
+            if 1 not in getattr(e, "workers", []):
+                raise TooSlow(f"INIT-4 violated: receiver 0's handshake did not complete: {e}") from None
+        except HarnessError as e:
+            raise TooSlow(f"INIT-4 violated: {e}") from None
+        in_time(joined.join(tm.T + tm.SLACK) == ("ok", 0), f"INIT-4 violated: receiver 0 connected as {joined.outcome}")
+        init = peer.handshake(answer=False, bound=tm.T)
+        known = set(peer.slot_fds)
+        made_meanwhile = True
+        for k in (1, 2):
+            try:
+                sender.send_async(basic(k), workers=[0], timeout=tm.T)
+            except ws.SyncTimeoutError:  # SLOT-3: at its bound the sender may publish nothing
+                made_meanwhile = False
+        if bounded(r0.poll, tm.T, limit=tm.T + tm.SLACK, what="receiver 0's poll()") is None:
+            raise TooSlow(f"API-3 violated: receiver 0's poll({tm.T:g}) applied nothing, with versions pending")
+        peer.send(ready(1, init["version"]))
+        bounded(sender.connect, tm.T, workers=[1], limit=tm.T + tm.SLACK, what="connect(workers=[1]) after its Ready")
+        refused, last = False, None
+        for k in range(3, 3 + 16):
+            try:
+                last = sender.send_async(basic(k), timeout=tm.SHORT)  # receiver 0 polls none: each pins its slot
+            except ws.SyncTimeoutError:  # no free slot: each slot was named to receiver 1 by now
+                refused = True
+                break
+            m = peer.next_receive(tm.T)
+            introduced = {s["slot"] for s in m["new_slots"]}
+            assert m["slot"] in known | introduced, (
+                f"SLOT-1 violated: Receive({m['version']}) names slot {m['slot']}, whose handle never reached receiver "
+                f"1: its Init listed {sorted(init_slots(init))}, and no Receive since introduced it (new_slots: "
+                f"{sorted(introduced)})")
+            known |= introduced
+            peer.send(ack(1, m["version"]))
+        if made_meanwhile and refused:
+            occurred("SLOT-1.g")
+        if last is not None and bounded(r0.poll, tm.T, limit=tm.T + tm.SLACK, what="receiver 0's last poll()") is None:
+            raise TooSlow(f"API-3 violated: receiver 0's poll({tm.T:g}) applied nothing, with versions pending")
+        if last is not None:
+            waited(last, "SEND-1", what="wait(T) on the last send to both, both having acked it")
+        if not (made_meanwhile and refused):
+            checked_nothing("the sender published nothing while receiver 1 connected, or never ran out of slots "
+                            "afterwards: no slot made meanwhile was sure to be named to it")
+    finally:
+        for o in (peer, r0, sender):
+            if o is not None:
+                o.close()
+
+
+def init_slots(init: dict) -> set[int]:
+    return {s["slot"] for s in init["slots"]}
+
+
 @pytest.mark.req("LIFE-4")
 def test_sender_close_releases_the_channels_of_gone_receivers(ws, pool):
     """Counted while the sender object is still referenced: close() itself must release, not the GC."""

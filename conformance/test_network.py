@@ -229,11 +229,25 @@ def test_a_short_lease_makes_both_sides_speak_more_often(ws, rigs, closing):
     rig.check()
 
 
-@pytest.mark.req("NET-1", "WIRE-4", "WIRE-6")
-def test_a_tcp_init_names_the_data_plane_and_carries_no_handle(ws, rigs, closing):
-    rig = rigs(basic(0), 1, connect=False, listen="tcp")
-    j, init = _joined(rig, 0, closing)
-    assert init["slots"] == [] and init["slot"] == 0, f"NET-1 violated: a TCP Init lists slots {init['slots']}"
+@pytest.mark.req("NET-1", "WIRE-4", "WIRE-6", "LIFE-1")
+@pytest.mark.parametrize("joins", ["first", "after three sends"])
+def test_a_tcp_init_names_the_data_plane_and_carries_no_handle(ws, rigs, closing, joins):
+    """A scripted receiver joins a TCP sender, first or once versions 1 to 3 went to another (the latest version
+    then sits in a slot of the sender's other than its first): its Init lists no slot and names slot 0, the data
+    plane's (NET-1: every slot id on this profile's wire is 0), with the latest version and the data plane."""
+    if joins == "first":
+        rig = rigs(basic(0), 1, connect=False, listen="tcp")
+    else:
+        rig = rigs(basic(0), 2, connect=[0], listen="tcp")
+        for k in (1, 2, 3):
+            rig.send(basic(k), workers=[0])
+        occurred("NET-1.f")
+    j, init = _joined(rig, rig.n - 1, closing)
+    assert init["slots"] == [] and init["slot"] == 0, (
+        f"NET-1 violated: a TCP Init (joining {joins}) lists slots {init['slots']} and names slot {init['slot']}, "
+        "not none and slot 0")
+    latest = 0 if joins == "first" else 3
+    assert init["version"] == latest, f"LIFE-1 violated: the Init carries version {init['version']}, not {latest}"
     assert not j.slot_fds and not j._fds, "WIRE-4 violated: handles on a TCP channel"
     plane = init.get("data_plane") or {}
     assert plane.get("backend") == "gloo" and plane.get("store", "").rpartition(":")[2].isdigit(), (

@@ -503,7 +503,15 @@ def test_the_heartbeat_budget_is_64_at_once_refilled_at_64_a_second(ws, rigs, cl
     j[a].send_raw(_beats(64))
     j[b].send_raw(_beats(1))
     j[c].send_raw(_beats(200))
-    f = rig.send_async(basic(1), workers=[a, b])  # answered after the Heartbeats: the sender has read them then
+    occurred("SEC-8.e")  # 65 Heartbeats from two peers, each within its own budget, beside a third's 200
+    try:  # answered after the Heartbeats: the sender has read them then
+        f = rig.send_async(basic(1), workers=[a, b])
+    except AssertionError as err:  # the rig's SEND-5: a send to healthy receivers raised
+        e = err.__cause__
+        assert not (isinstance(e, ws.ReceiverError) and set(getattr(e, "workers", ())) & {a, b}), (
+            f"SEC-8 violated: a send to receivers 0 and 1, which sent 64 Heartbeats at once and one, found "
+            f"{sorted(e.workers)} cut off ({e}): each peer has a budget of its own, and each stayed within it")
+        raise
     for k in (a, b):
         assert _answer_receive(j[k], k, "SEC-8"), (f"SEC-8 violated: the sender closed receiver {k}'s channel, which "
                                                    f"sent {64 if k == a else 1} Heartbeat(s) at once")

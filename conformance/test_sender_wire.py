@@ -48,7 +48,7 @@ from .peers import (
     with_odd_fields,
 )
 from .test_receiver_wire import ARRAYS, answer_bound, check_one_role_exports, start_bound
-from .verdict import HarnessError, Inconclusive, TooSlow, in_time
+from .verdict import HarnessError, Inconclusive, TooSlow, checked_nothing, in_time
 from .wire_schema import negative, negatives
 
 #: Receivers join by URL: a sender-only module without `rendezvous` has no way in for them.
@@ -875,6 +875,49 @@ def test_the_slot_of_an_unanswered_init_is_never_written(program, peers):
     answer = p.ask(f"connect {tm.T:g} 1", tm.T + tm.SLACK + answer_bound())
     assert answer == "connected", f"INIT-4 violated: receiver 1 answered its Init with Ready, yet connect answered {answer!r}"
     deliver(p, 240, {0: a, 1: b})
+
+
+@pytest.mark.req("SLOT-1", "SLOT-5")
+def test_slots_made_while_a_receiver_connects_reach_it_before_a_receive_names_them(program, peers):
+    """Receiver 1 holds its Ready while receiver 0 is sent version after version, so the sender may make slots that
+    receiver 1's Init did not list. Once receiver 1 has connected, every version goes to both, receiver 0 leaving
+    each unanswered (its Receives pin their slots, so each version takes another slot): each slot made meanwhile is
+    named to receiver 1 at last, and its handle must come with the first Receive that names it (SLOT-1), not be
+    taken as known because it existed when receiver 1 answered Ready."""
+    p = program(LARGE)
+    a = arrive(p, peers, 0)
+    a.send(ready(0, 0))
+    b = arrive(p, peers, 1)
+    answer = p.ask(f"connect {tm.T:g} 0", tm.T + tm.SLACK + answer_bound())
+    assert answer == "connected", f"INIT-5 violated: receiver 0 answered Ready, yet connect answered {answer!r}"
+    _sent_beside(p, a, b, b.init["slot"], range(251, 258), 0, "receiver 1's unanswered Init")
+    meanwhile = a.seen_slots - b.seen_slots
+    if not meanwhile:
+        checked_nothing("the sender made no slot while receiver 1 was connecting (it reused the ones its Init listed)")
+    b.send(ready(1, 0))
+    answer = p.ask(f"connect {tm.T:g} 1", tm.T + tm.SLACK + answer_bound())
+    assert answer == "connected", f"INIT-4 violated: receiver 1 answered its Init with Ready, yet connect answered {answer!r}"
+    last, named = None, set()
+    for seed in range(261, 261 + len(a.seen_slots)):  # each pins one more slot: never past the slots there are
+        if meanwhile <= named:
+            break
+        answer = p.ask(f"async {seed}", tm.T + tm.SLACK + answer_bound())
+        if answer.startswith("refused"):  # SLOT-3: no free slot
+            break
+        last = published(answer)
+        next_receive(a)  # left unanswered: its slot stays pinned
+        m = next_receive(b)  # SLOT-1: the slot it names came in this Receive's new_slots, or earlier
+        named.add(m["slot"])
+        if m["slot"] in meanwhile:
+            occurred("SLOT-1.g")
+        check_bytes(b, m["slot"], seed, p.arrays, "SLOT-1", f"version {last}, to receiver 1")
+        b.send(ack(1, last))
+    if last is not None:
+        a.send(ack(0, last))  # answers every version pending on receiver 0 (ACK-2)
+        answer = p.ask(f"wait {last} {tm.T:g}")
+        assert answer == f"returned {last}", f"ACK-2 violated: both receivers acked version {last}, and wait said {answer!r}"
+    if not meanwhile & named:
+        checked_nothing(f"no slot made while receiver 1 connected ({sorted(meanwhile)}) was named to it afterwards")
 
 
 @pytest.mark.req("WIRE-2", "RDV-9")
