@@ -585,6 +585,8 @@ def test_slots_made_while_a_receiver_connects_reach_it_before_a_receive_names_th
                 break
             m = peer.next_receive(tm.T)
             introduced = {s["slot"] for s in m["new_slots"]}
+            assert not introduced & known, (f"SLOT-5 violated: Receive({m['version']}) introduces slots "
+                                             f"{sorted(introduced & known)} a second time")
             assert m["slot"] in known | introduced, (
                 f"SLOT-1 violated: Receive({m['version']}) names slot {m['slot']}, whose handle never reached receiver "
                 f"1: its Init listed {sorted(init_slots(init))}, and no Receive since introduced it (new_slots: "

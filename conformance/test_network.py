@@ -99,7 +99,6 @@ def test_a_joiner_welcomed_while_no_call_runs_gets_its_init_at_once(ws, closing)
     j = Joiner(sender.url(0))
     closing(j)
     assert j.join().get("type") == "Welcome", "RDV-5 violated: a valid Join for an unconnected receiver got no Welcome"
-    welcomed = time.monotonic()
     occurred("RDV-5.i")
     try:
         got = j.handshake(answer=False, bound=tm.REACTION + tm.SLACK)
@@ -108,8 +107,6 @@ def test_a_joiner_welcomed_while_no_call_runs_gets_its_init_at_once(ws, closing)
                       "no call (heartbeat=60: the Init waited for something else than the join)") from None
     assert (got["receiver"], got["version"]) == (0, 0), (
         f"LIFE-1 violated: the joiner's Init names receiver {got['receiver']} at version {got['version']}, not 0 at 0")
-    j.send(ready(0, 0))
-    in_time(time.monotonic() - welcomed <= tm.REACTION + tm.SLACK, "RDV-5 violated: the Init came late")
 
 
 def _shut_down(*socks: socket.socket) -> None:

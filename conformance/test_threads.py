@@ -219,7 +219,7 @@ def test_close_from_another_thread_ends_a_waiting_poll(ws, waiting_for):
 
 @pytest.mark.req("LIFE-7", "API-9", "API-7")
 @pytest.mark.needs("pull")
-@pytest.mark.parametrize("how", ["sender.close()", "sender.drop(0)"])
+@pytest.mark.parametrize("how", ["sender.close()", pytest.param("sender.drop(0)", marks=pytest.mark.needs("drop"))])
 def test_a_poll_waiting_for_a_version_ends_when_the_trainer_stops_the_receiver(ws, how):
     """One thread of a pull receiver waits in poll(None), nothing sent; the trainer closes, or drops it, which sends
     Stop and ends the channel. The wait ends with it: poll() returns None within the reaction bound (LIFE-7: after
