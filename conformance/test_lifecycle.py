@@ -484,6 +484,23 @@ def test_ready_comes_after_the_init_version_is_applied(rigs, ws):
     )
 
 
+def _held_init(ws, sender, r0, peer) -> dict:
+    """Receiver 0 (`r0`, the binding's) connected, and receiver 1 (`peer`, scripted on its handle) holding the Init
+    that a connect(SHORT, workers=[1]) sent it and timed out on: that Init, unanswered."""
+    joined = Background(lambda: r0.connect(tm.T), "conformance-receiver-0")
+    try:
+        bounded(sender.connect, tm.T, workers=[0], limit=tm.T + tm.SLACK, what="sender.connect(workers=[0])")
+        bounded(sender.connect, tm.SHORT, workers=[1], limit=tm.SHORT + tm.SLACK,
+                what="sender.connect(SHORT, workers=[1]), receiver 1 silent")
+    except ws.SyncTimeoutError as e:
+        if 1 not in getattr(e, "workers", []):
+            raise TooSlow(f"INIT-4 violated: receiver 0's handshake did not complete: {e}") from None
+    except HarnessError as e:
+        raise TooSlow(f"INIT-4 violated: {e}") from None
+    in_time(joined.join(tm.T + tm.SLACK) == ("ok", 0), f"INIT-4 violated: receiver 0 connected as {joined.outcome}")
+    return peer.handshake(answer=False, bound=tm.T)
+
+
 @pytest.mark.req("SLOT-2", "CONS-1", "INIT-4")
 @pytest.mark.needs("wire", "push")
 def test_an_unanswered_init_pins_its_slot_while_the_others_are_sent_versions(ws):
@@ -499,18 +516,7 @@ def test_an_unanswered_init_pins_its_slot_while_the_others_are_sent_versions(ws)
     try:
         r0 = ws.Receiver(sender.handle(0))
         peer = ScriptedReceiver(sender.handle(1), 1)
-        joined = Background(lambda: r0.connect(tm.T), "conformance-receiver-0")
-        try:
-            bounded(sender.connect, tm.T, workers=[0], limit=tm.T + tm.SLACK, what="sender.connect(workers=[0])")
-            bounded(sender.connect, tm.SHORT, workers=[1], limit=tm.SHORT + tm.SLACK,
-                    what="sender.connect(SHORT, workers=[1]), receiver 1 silent")
-        except ws.SyncTimeoutError as e:
-            if 1 not in getattr(e, "workers", []):
-                raise TooSlow(f"INIT-4 violated: receiver 0's handshake did not complete: {e}") from None
-        except HarnessError as e:
-            raise TooSlow(f"INIT-4 violated: {e}") from None
-        in_time(joined.join(tm.T + tm.SLACK) == ("ok", 0), f"INIT-4 violated: receiver 0 connected as {joined.outcome}")
-        init = peer.handshake(answer=False, bound=tm.T)
+        init = _held_init(ws, sender, r0, peer)
         version0 = slot_bytes(peer, init["slot"])
         occurred("SLOT-2.f")
         for k in range(1, 7):
@@ -553,18 +559,7 @@ def test_slots_made_while_a_receiver_connects_reach_it_before_a_receive_names_th
     try:
         r0 = ws.Receiver(sender.handle(0), mode="pull")
         peer = ScriptedReceiver(sender.handle(1), 1)
-        joined = Background(lambda: r0.connect(tm.T), "conformance-receiver-0")
-        try:
-            bounded(sender.connect, tm.T, workers=[0], limit=tm.T + tm.SLACK, what="sender.connect(workers=[0])")
-            bounded(sender.connect, tm.SHORT, workers=[1], limit=tm.SHORT + tm.SLACK,
-                    what="sender.connect(SHORT, workers=[1]), receiver 1 silent")
-        except ws.SyncTimeoutError as e:
-            if 1 not in getattr(e, "workers", []):
-                raise TooSlow(f"INIT-4 violated: receiver 0's handshake did not complete: {e}") from None
-        except HarnessError as e:
-            raise TooSlow(f"INIT-4 violated: {e}") from None
-        in_time(joined.join(tm.T + tm.SLACK) == ("ok", 0), f"INIT-4 violated: receiver 0 connected as {joined.outcome}")
-        init = peer.handshake(answer=False, bound=tm.T)
+        init = _held_init(ws, sender, r0, peer)
         known = set(peer.slot_fds)
         made_meanwhile = True
         for k in (1, 2):

@@ -863,18 +863,24 @@ def test_the_slot_of_an_unanswered_init_is_never_written(program, peers):
     (SLOT-2.f: an unanswered Init pins its slot though newer versions were published and its receiver, still
     connecting, is sent none of them). Then receiver 1 answers, connects, and both are sent a version."""
     p = program(LARGE)
+    a, b = _connected_after_holding_its_init(p, peers, range(231, 238))
+    deliver(p, 240, {0: a, 1: b})
+
+
+def _connected_after_holding_its_init(p: Program, peers: list, seeds) -> tuple[Joiner, Joiner]:
+    """Receiver 0 live, receiver 1 holding its Init unanswered while receiver 0 is sent `seeds` (none may be written
+    into the slot that Init names: SLOT-2.f); then receiver 1 answers and connects. Both scripted receivers."""
     a = arrive(p, peers, 0)
     a.send(ready(0, 0))
     b = arrive(p, peers, 1)
     answer = p.ask(f"connect {tm.T:g} 0", tm.T + tm.SLACK + answer_bound())
     assert answer == "connected", f"INIT-5 violated: receiver 0 answered Ready, yet connect answered {answer!r}"
-    slot = b.init["slot"]
     occurred("SLOT-2.f")
-    _sent_beside(p, a, b, slot, range(231, 238), 0, "receiver 1's unanswered Init")
+    _sent_beside(p, a, b, b.init["slot"], seeds, 0, "receiver 1's unanswered Init")
     b.send(ready(1, 0))
     answer = p.ask(f"connect {tm.T:g} 1", tm.T + tm.SLACK + answer_bound())
     assert answer == "connected", f"INIT-4 violated: receiver 1 answered its Init with Ready, yet connect answered {answer!r}"
-    deliver(p, 240, {0: a, 1: b})
+    return a, b
 
 
 @pytest.mark.req("SLOT-1", "SLOT-5")
@@ -885,18 +891,10 @@ def test_slots_made_while_a_receiver_connects_reach_it_before_a_receive_names_th
     named to receiver 1 at last, and its handle must come with the first Receive that names it (SLOT-1), not be
     taken as known because it existed when receiver 1 answered Ready."""
     p = program(LARGE)
-    a = arrive(p, peers, 0)
-    a.send(ready(0, 0))
-    b = arrive(p, peers, 1)
-    answer = p.ask(f"connect {tm.T:g} 0", tm.T + tm.SLACK + answer_bound())
-    assert answer == "connected", f"INIT-5 violated: receiver 0 answered Ready, yet connect answered {answer!r}"
-    _sent_beside(p, a, b, b.init["slot"], range(251, 258), 0, "receiver 1's unanswered Init")
-    meanwhile = a.seen_slots - b.seen_slots
+    a, b = _connected_after_holding_its_init(p, peers, range(251, 258))
+    meanwhile = a.seen_slots - b.seen_slots  # b has been named no version yet
     if not meanwhile:
         checked_nothing("the sender made no slot while receiver 1 was connecting (it reused the ones its Init listed)")
-    b.send(ready(1, 0))
-    answer = p.ask(f"connect {tm.T:g} 1", tm.T + tm.SLACK + answer_bound())
-    assert answer == "connected", f"INIT-4 violated: receiver 1 answered its Init with Ready, yet connect answered {answer!r}"
     last, named = None, set()
     for seed in range(261, 261 + len(a.seen_slots)):  # each pins one more slot: never past the slots there are
         if meanwhile <= named:
