@@ -503,12 +503,14 @@ def test_the_heartbeat_budget_is_64_at_once_refilled_at_64_a_second(ws, rigs, cl
     j[a].send_raw(_beats(64))
     j[b].send_raw(_beats(1))
     j[c].send_raw(_beats(200))
-    occurred("SEC-8.e")  # 65 Heartbeats from two peers, each within its own budget, beside a third's 200
+    # 65 Heartbeats from two peers, each within its own budget, beside a third's 200; a shared bucket shows while the
+    # sender reads them within a 64th of a second of each other, as a sender reading them in one call does
+    occurred("SEC-8.e")
     try:  # answered after the Heartbeats: the sender has read them then
         f = rig.send_async(basic(1), workers=[a, b])
     except AssertionError as err:  # the rig's SEND-5: a send to healthy receivers raised
         e = err.__cause__
-        assert not (isinstance(e, ws.ReceiverError) and set(getattr(e, "workers", ())) & {a, b}), (
+        assert not (isinstance(e, (ws.ReceiverError, ws.ReceiverDiedError)) and set(getattr(e, "workers", ())) & {a, b}), (
             f"SEC-8 violated: a send to receivers 0 and 1, which sent 64 Heartbeats at once and one, found "
             f"{sorted(e.workers)} cut off ({e}): each peer has a budget of its own, and each stayed within it")
         raise
@@ -1081,8 +1083,10 @@ def test_a_join_takes_the_place_of_a_receiver_that_refused_its_init(ws, closing)
     assert first.join().get("type") == "Welcome", "RDV-3 violated: a join with the URL's id and secret got no Welcome"
     first.handshake(answer=False)
     first.send(ready(1, None, "error", "cannot apply"))
-    expect_error(ws, "ReceiverError", sender.connect, tm.T, workers=[1], ids="INIT-5", naming=[1],
-                 what="connect(workers=[1]) after receiver 1 answered its Init with Ready(error)")
+    # connect() without workers names the refusal whether the sender read it before the call or during it (INIT-5);
+    # connect(workers=[1]) names it only if read during the call, and once it was read waits for a rejoin (RDV-5)
+    expect_error(ws, "ReceiverError", sender.connect, tm.T, ids="INIT-5", naming=[1],
+                 what="connect() after receiver 1 answered its Init with Ready(error)")
     first.close()
     second = Joiner(sender.url(1))
     closing(second)

@@ -239,6 +239,8 @@ def test_a_poll_waiting_for_a_version_ends_when_the_trainer_stops_the_receiver(w
         if not _inside(t, "poll", tm.T):
             checked_nothing("the implementation's poll() runs no Python function named poll: cannot tell it waits")
         time.sleep(0.05)  # not a bound: the poll is inside its wait for the channel, as a rule
+        assert t.is_alive(), (f"API-3 violated: poll(None), nothing sent, returned {out.get('poll')!r} before the "
+                              "trainer did anything: it waits without bound for a version")
         occurred("LIFE-7.f")
         if how == "sender.close()":
             _within(sender.close, limit=tm.REACTION + tm.SLACK, what="sender.close() while a pull receiver polls")

@@ -58,8 +58,7 @@ class Hub:
         self.closed = False
         self.pool = pool
         self.peers: list[Peer] = []
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
+        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK)  # wake() never blocks: a full pipe wakes all the same
         self._stop_r, self._stop_w = os.pipe()
         self.helper: threading.Thread | None = None
         #: What the helper thread calls once every receiver that joined is gone (weightsync.torchrl: nothing
