@@ -119,8 +119,9 @@ def _enter(ws, state: str, urls: bool = False) -> Case:
         elif state == "failed":
             case.r0 = ws.Receiver(_address(case, 0), S.basic_mismatching_target())
             case.threads.append(Background(lambda: case.r0.connect(tm.T), "conformance-receiver-0"))
-            expect_error(ws, "ReceiverError", sender.connect, tm.T, workers=[0], ids="INIT-3",
-                         what="sender.connect(T, workers=[0]), receiver 0's target mismatching", naming=[0])
+            # connect() names it whether the sender read its Ready(error) before the call or during it (INIT-5)
+            expect_error(ws, "ReceiverError", sender.connect, tm.T, ids="INIT-3",
+                         what="sender.connect(T), receiver 0's target mismatching", naming=[0])
         elif state == "gone":
             case.r0.close()  # a send then finds it gone, refused at once or failing in its wait (SEND-3, SEND-4)
             expect_error(ws, "ReceiverDiedError", sender.send, basic(1), workers=[0], timeout=tm.T, ids="SEND-3",
