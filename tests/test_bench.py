@@ -244,6 +244,48 @@ def test_the_floors_that_wait_on_wake_ups_keep_the_quieter_of_two_measurements(m
     assert list(recorded) == ["copy", "tensor copy", "pipe", "copy then pipe"]
 
 
+@pytest.mark.parametrize("params, twice", [(100, True), (100_000, False)])
+def test_a_small_models_variants_keep_the_quieter_of_two_measurements(monkeypatch, params, twice):
+    """A model of at most WAKE_BOUND_BYTES costs about its wake-ups a send: each weightsync variant is measured
+    again after the floors' second measurement and keeps its quieter run, as those floors do. A larger model's
+    variants are measured once. A second measurement that fails leaves the first."""
+    monkeypatch.setattr(cli, "bench_pipe", lambda pool, n, budget, lo, hi, before=None: [1e-5])
+    runs = {"weightsync push": iter([[80e-6] * 3, [40e-6] * 3]), "weightsync pull": iter([[30e-6] * 3])}
+
+    def fake_weightsync(pool, weights, n, mode, zc, budget, lo, hi, packed):
+        return next(runs[f"weightsync {mode}"]), 0  # pull's second measurement raises StopIteration
+
+    monkeypatch.setattr(cli, "bench_weightsync", fake_weightsync)
+
+    class Healthy:
+        def heal(self):
+            return []
+
+    recorded: dict[str, list[float]] = {}
+    variants = {"weightsync push": ("push", False, False), "weightsync pull": ("pull", False, False)}
+    weights = cases.make_weights(params, 3)
+    assert (sum(t.numel() * t.element_size() for t in weights.values()) <= cli.WAKE_BOUND_BYTES) is twice
+    cli.measure_group(Healthy(), "cpu", weights, params, "few", 1, variants, False, False, (0.0, 1, 1),
+                      lambda case, times=None, error="": recorded.setdefault(case.system, times))
+    assert recorded["weightsync push"] == [(40e-6 if twice else 80e-6)] * 3
+    assert recorded["weightsync pull"] == [30e-6] * 3
+    assert next(runs["weightsync push"], None) == (None if twice else [40e-6] * 3)  # measured twice, or once
+
+
+def test_the_small_policy_targets_count_copying_receivers_only():
+    """Issue 44's small policy: the fastest variant whose receivers copy, over the pipe; a zero-copy variant,
+    however fast, is the other target's."""
+    run = [_case("pipe", 1e-4, receivers=1), _case("weightsync push zero-copy", 0.5e-4, receivers=1),
+           _case("weightsync push", 2.5e-4, receivers=1), _case("weightsync pull", 1.9e-4, receivers=1),
+           _case("pipe", 1e-4), _case("weightsync push zero-copy", 0.5e-4), _case("weightsync push", 2.6e-4)]
+    found = {t["name"]: t for t in targets.evaluate(run)}
+    one, four = (found[f"small policy (1e3 params) to {n} send p50 / pipe round trip"]
+                 for n in ("1 copying receiver:", "4 copying receivers:"))
+    assert (one["value"], one["verdict"], one["limit"]) == (1.9, "met", 2.0) and one["detail"].endswith("weightsync pull")
+    assert (four["value"], four["verdict"], four["limit"]) == (2.6, "missed", 2.5)
+    assert found["small model (1e3 params, 1 receiver) send p50 / pipe round trip"]["value"] == 0.5
+
+
 def test_a_failed_case_is_reported_and_serialises():
     failed = cases.Case("cpu", 1000, "few", 6, 4000, 1, "weightsync push", note="RuntimeError: boom")
     rows = [report.json_safe({**asdict(c), "throughput": c.throughput}) for c in (_case("pipe", 1e-4), failed)]

@@ -57,7 +57,7 @@ def test_the_packer_gathers_only_when_the_weights_live_on_the_buffers_device(mon
     assert layout.Packer(buffer, manifest).runs, "CPU weights into a CPU slot form runs"
     assert layout.Packer(buffer, manifest, source="cpu").runs
     packer = layout.Packer(buffer, manifest, source=torch.device("cuda", 0))
-    assert packer.runs == [] and len(packer._rest) == len(manifest)
+    assert packer.runs == [] and len(packer._rest_views) == len(manifest)  # each array copied on its own
     assert not layout.gathers(torch.device("cpu"), torch.device("cuda", 0))
     assert not layout.gathers(torch.device("cuda", 0), torch.device("cpu"))
     assert not layout.gathers(torch.device("cuda", 0), torch.device("cuda", 1))

@@ -117,6 +117,42 @@ def test_checker_accepts_a_tensor_exactly_when_its_shape_is_the_entrys(shapes, d
     assert all(a is b for a, b in zip(checker.ordered(flat), flat.values()))  # the old tensors pass again
 
 
+def _outcome(check, flat, allow_grad):
+    """The tensors a fast path lets through, or "full": None and these errors both send ordered() to the full check."""
+    try:
+        out = check(flat, allow_grad)
+    except (KeyError, AttributeError, TypeError, RuntimeError):
+        return "full"
+    return "full" if out is None else [id(t) for t in out]
+
+
+_ODD = [lambda t: t.double(), lambda t: t.T if t.dim() == 2 else t.unsqueeze(0), lambda t: t.requires_grad_(),
+        lambda t: torch.empty(t.shape, device="meta"), lambda t: t.to_sparse() if t.dim() else t, lambda t: t.tolist(),
+        lambda t: t.reshape(-1), lambda t: torch.zeros(t.numel() + 1), lambda t: t]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_RESHAPES), min_size=1, max_size=6), st.data())
+def test_the_checkers_two_fast_paths_agree(shapes, data):
+    """The checker reads a few tensors one by one (`_each`) and many in one pass per property (`_bulk`): for any
+    weights, a tensor changed in dtype, shape, strides, layout, device or requires_grad, or a value that is not a
+    tensor, a name missing or added, both give the same answer, for a sender's weights and for a target."""
+    flat = {f"t{i}": torch.zeros(shape) for i, shape in enumerate(shapes)}
+    manifest = make_manifest(flat)
+    i = data.draw(st.integers(0, len(shapes) - 1))
+    changed = dict(flat)
+    changed[f"t{i}"] = data.draw(st.sampled_from(_ODD))(torch.zeros(shapes[i]))
+    if data.draw(st.booleans()):
+        changed.pop(f"t{data.draw(st.integers(0, len(shapes) - 1))}") if data.draw(st.booleans()) else \
+            changed.setdefault("extra", torch.zeros(1))
+    for target in (False, True):
+        checker = Checker(manifest, target=target)
+        for weights in (flat, changed):
+            for allow_grad in (False, True):
+                assert _outcome(checker._each, weights, allow_grad) == _outcome(checker._bulk, weights, allow_grad)
+    assert _outcome(Checker(manifest)._each, flat, False) == [id(t) for t in flat.values()]
+
+
 def test_checker_after_forget_reads_every_shape():
     """A copy that failed on a tensor the bulk pass let through asks for a full check: it passes when
     nothing is wrong, so the copy's own error is what the caller sees."""

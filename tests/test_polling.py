@@ -77,9 +77,10 @@ def test_a_channel_with_bytes_to_write_is_polled_for_room(wake):
     polls.watch([ch])
     assert polls.wait(0) == []
     ch._out.append((memoryview(b"queued"), []))  # as send() leaves a frame the socket did not take
+    ch.wants_write = True
     polls.watch([ch])
     assert polls.wait(0) == [ch]
-    ch._out.clear()
+    assert ch.flush() and not ch.wants_write  # the queue went out: nothing waits to be written
     polls.watch([ch])
     assert polls.wait(0) == []
     peer.close()

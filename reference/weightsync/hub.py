@@ -93,9 +93,9 @@ class Hub:
         """Takes the lock within `deadline` (SyncTimeoutError otherwise); refuses a closed sender."""
         if self.closed and not closing:  # also when a call left the lock held and close() went on without it
             raise ClosedError("the sender is closed (LIFE-6)")
-        left, taken = deadline.left(), False
+        taken = False
         try:  # taken in the try: an interrupt on any line after it finds the lock to release (LIFE-9)
-            taken = self.mu.acquire(timeout=-1 if left is None else left)
+            taken = self.mu.acquire(False) or self.mu.acquire(timeout=-1 if (left := deadline.left()) is None else left)
             if not taken:
                 raise SyncTimeoutError([], None, hint="another thread held the sender past the timeout (API-7)")
             if self.closed and not closing:
@@ -210,8 +210,11 @@ class Hub:
 
     def _watched(self) -> list[Channel]:
         """The channels to poll: active receivers', those with bytes to write, and joins under way."""
-        items = [p.channel for p in self.peers if p.channel is not None and (p.machine.active or p.channel.wants_write)]
-        return items + (self.listener.channels() if self.listener is not None else [])
+        items = []  # a loop, not a comprehension: this runs twice a send
+        for p in self.peers:
+            if (ch := p.channel) is not None and (p.machine.active or ch.wants_write):
+                items.append(ch)
+        return items + self.listener.channels() if self.listener is not None else items
 
     def serve(self, ready: list) -> None:
         """Reads, writes and handles what the channels in `ready` have, then cuts off stalled peers (WIRE-7)
@@ -333,8 +336,7 @@ class Hub:
             self.wake()  # the polling thread must watch for room to write
 
     def drop(self, peer: Peer, why: str) -> None:
-        """Cuts a connecting or live receiver off as if it had died (API-9): Stop, queued and not waited for,
-        where its channel takes it; then its channel closes."""
+        """Cuts a connecting or live receiver off as if it had died (API-9): Stop queued (not waited for), then closed."""
         failed = peer.machine.drop(why)
         if peer.channel is not None:
             with contextlib.suppress(transport.ChannelClosed):
@@ -389,8 +391,7 @@ class Hub:
 
     @property
     def ended(self) -> bool:
-        """Closed, or released without close() (the finalizer at interpreter exit, sender.release()):
-        the helper thread has nothing left to serve."""
+        """Closed, or released unclosed (at interpreter exit, or sender.release()): nothing left to serve."""
         return self.closed or not self.finalizer.alive
 
     def all_gone(self) -> bool:

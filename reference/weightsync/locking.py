@@ -35,6 +35,8 @@ class Held:
 
 def notify_all(cv: threading.Condition) -> None:
     """Wakes the callers that wait for the sender; without the lock (an interrupted wait lost it) there is none to wake."""
+    if not cv._waiters:  # type: ignore[attr-defined]  # nobody waits, the common case: no call to make
+        return
     try:
         cv.notify_all()
     except RuntimeError:

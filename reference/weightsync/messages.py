@@ -160,7 +160,7 @@ RENDEZVOUS_TO_SENDER = (Join,)
 def handle_count(msg: object) -> int:
     """How many buffer handles travel beside `msg`: one per listed slot whose ipc is empty (WIRE-4)."""
     if type(msg) is Receive:  # the message of every send, most often introducing no slot
-        return sum(1 for s in msg.new_slots if not s.ipc)
+        return sum(1 for s in msg.new_slots if not s.ipc) if msg.new_slots else 0
     if isinstance(msg, Init):
         return sum(1 for s in msg.slots if not s.ipc)
     return 0

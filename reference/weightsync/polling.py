@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import select
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from . import limits
 from .clock import monotonic  # real time: a spin is about the core, not the protocol's clock
@@ -67,14 +67,16 @@ class PollSet:
 
     def __init__(self, wake_fd: int, listener: Listener | None):
         self._wake_fd, self._listener = wake_fd, listener
-        self._key: tuple | None = None
+        self._key: list | None = None
         self._poller = select.poll()
         self._spin = Spin()
         self._items: dict[int, Channel | Listener | None] = {}
 
     def watch(self, channels: list[Channel]) -> None:
         """Polls `channels` from now on, for room to write as well where bytes wait to go out."""
-        key = tuple([(ch, ch.wants_write) for ch in channels])
+        key = []  # a loop, not a comprehension: this runs twice a send
+        for ch in channels:
+            key.append((ch, ch.wants_write))
         if key == self._key:
             return
         poller = select.poll()
@@ -102,6 +104,6 @@ class PollSet:
             if ev & wanted:
                 item = self._items[fd]
                 if item is not None and item is not self._listener:  # a channel
-                    cast("Channel", item).hup = bool(ev & HUP_EVENTS)  # fill() reads on to the end of file it announces
+                    item.hup = bool(ev & HUP_EVENTS)  # type: ignore[union-attr]  # fill() reads on to the end of file
                 ready.append(item)
         return ready

@@ -65,7 +65,7 @@ class Profile:
 
     def receive(self, version: int, slot: int, new_slots: Sequence[SlotInfo]) -> Receive:
         """The Receive of `version`, in `slot`, introducing `new_slots` (SEND-1, SLOT-1)."""
-        return Receive(version, self.announced(slot), self.introduced(new_slots))
+        return Receive(version, self.announced(slot), self.introduced(new_slots) if new_slots else ())
 
     def sender_liveness(self, now: float, lease: float, heartbeat: float) -> Liveness | None:
         """The sender's lease on a receiver and its own heartbeats to it; None where the channel's end suffices."""

@@ -135,6 +135,7 @@ NOTHING = Settled((), OK, "")  # what a Heartbeat settles (MSG-4)
 
 #: What `PeerMachine.handle_to_give` says handle(i) does (LIFE-2, CON-3).
 KEEP, PAIR, REPLACE = "keep", "pair", "replace"
+_ACTIVE = frozenset({PeerState.CONNECTING, PeerState.LIVE})  # PeerMachine.active, asked a few times a send
 
 
 class PeerMachine:
@@ -167,7 +168,7 @@ class PeerMachine:
     @property
     def active(self) -> bool:
         """Whether its channel is watched and it may read slots: connecting or live (SM-S-4)."""
-        return self.state in (PeerState.CONNECTING, PeerState.LIVE)
+        return self.state in _ACTIVE
 
     def pins(self) -> set[int]:
         """The slots it may read: those named by unanswered messages, and the one it holds (SLOT-2)."""
@@ -185,7 +186,7 @@ class PeerMachine:
         kind = type(msg)
         if kind is Receive:
             assert isinstance(msg, Receive)
-            new = [s.slot for s in msg.new_slots] if slots is None else self.unknown(slots)
+            new = ([s.slot for s in msg.new_slots] if msg.new_slots else []) if slots is None else self.unknown(slots)
             self.send_receive(msg.version, msg.slot if slot is None else slot, new, introduces=True)
         elif kind is Init:
             assert isinstance(msg, Init)

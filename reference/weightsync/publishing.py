@@ -123,7 +123,10 @@ class Publisher:
 
     def check_targets(self, targets: list[int]) -> None:
         """No version is consumed for a target known to be unusable (SEND-4)."""
-        known, ids = unsendable(self.hub.peers[i].machine for i in targets)
+        peers, machines = self.hub.peers, []
+        for i in targets:  # a loop, not a comprehension: this runs on every send
+            machines.append(peers[i].machine)
+        known, ids = unsendable(machines)
         if known:
             raise receivers_error({m.id: m.cause for m in known}, {m.id: m.failure for m in known}, None, RESTART_HINT)
         if ids:
@@ -160,15 +163,17 @@ class Publisher:
                 self.checker.ordered(source if type(source) is dict else layout.flatten(source))
                 raise
         self.version += 1
-        future = SendFuture(self.version, targets, hub.take_arrived_if_free, self.wait,
-                            nbytes=sum([group.nbytes for group in chosen]), clock=hub.clock)
+        nbytes = 0
+        for group in chosen:
+            nbytes += group.nbytes
+        future = SendFuture(self.version, targets, hub.take_arrived_if_free, self.wait, nbytes=nbytes, clock=hub.clock)
         self.futures[self.version] = future
         # Every group gets each version, once per device, so that a joiner on any
         # device starts from the latest (LIFE-1, LAYOUT-2).
         ids: dict[Group, list[int]] = {}
         for group, slot in chosen.items():
             hub.pool.publish(group, slot, self.version)
-            ids[group] = [s.id for s in group.slots]
+            ids[group] = group.ids
         for i in targets:
             peer = peers[i]
             group = peer.group
@@ -191,11 +196,18 @@ class Publisher:
             if not first:  # a target may have gone while this call waited (SEND-4)
                 self.check_targets(targets)
             first = False
-            stuck = [i for i in targets if (ch := peers[i].channel) is not None and outbox_full(ch.out_bytes)]
+            stuck = []  # loops, not comprehensions, here and below: each of those is a call on every send
+            for i in targets:
+                if (ch := peers[i].channel) is not None and ch.out_bytes and outbox_full(ch.out_bytes):
+                    stuck.append(i)
             chosen: dict[Group, Slot] = {}
             full: Group | None = None
             for group in hub.pool.groups.values():
-                slot = hub.pool.choose(group, [p.machine.pins() for p in peers if p.group is group])
+                pins = []
+                for p in peers:
+                    if p.group is group:
+                        pins.append(p.machine.pins())
+                slot = hub.pool.choose(group, pins)
                 if slot is None:
                     full = group
                     break
@@ -235,7 +247,7 @@ class Publisher:
                 error = future._error(timed_out=True)
                 assert error is not None, "a target that has not answered has timed out"
                 raise error
-            self.hub.wait_for_events(deadline.earlier(by))
+            self.hub.wait_for_events(deadline if by is None else deadline.earlier(by))
 
     def wait(self, future: SendFuture, deadline: Deadline) -> int:
         """`future.wait()`: takes the lock, then waits for the answers."""

@@ -94,7 +94,8 @@ class ReceiverMachine:
         nxt = self._step(event)
         if self.received is not None and msg.version <= self.received:
             raise self._bad(event, f"Receive of version {msg.version} after version {self.received}", "VER-3")
-        self._introduce(event, msg.new_slots)
+        if msg.new_slots:
+            self._introduce(event, msg.new_slots)
         if msg.slot not in self.known:
             raise self._bad(event, f"Receive names slot {msg.slot}, whose handle never came", "SLOT-1")
         self.received = msg.version

@@ -27,7 +27,8 @@ class Cancelled(Exception):
 
 class ApplyLock:
     def __init__(self):
-        self._cond = threading.Condition()
+        self._mu = threading.RLock()  # held as `with self._mu`: the Condition's own enter and exit are Python calls
+        self._cond = threading.Condition(self._mu)
         self._readers = 0
         self._writing = False
         self._waiting = 0  # writers waiting for the readers to leave
@@ -45,7 +46,7 @@ class ApplyLock:
         entered = False  # counted among the readers: whatever interrupts this block (LIFE-9) uncounts it
         try:
             if depth == 0:
-                with self._cond:
+                with self._mu:
                     self._held += 1
                     try:
                         free = self._cond.wait_for(lambda: not (self._writing or self._waiting), deadline.left())
@@ -59,7 +60,7 @@ class ApplyLock:
         finally:
             self._local.depth = depth
             if entered:
-                with self._cond:
+                with self._mu:
                     self._readers -= 1; entered = False  # noqa: E702
                     self._cond.notify_all()
 
@@ -68,7 +69,7 @@ class ApplyLock:
 
         Raises Cancelled when `cancelled()` turns true while waiting (wake() re-checks it).
         """
-        with self._cond:
+        with self._mu:
             if not (self._readers or self._writing):  # free: no reader can have been held back by this writer
                 if cancelled():
                     raise Cancelled
@@ -94,7 +95,7 @@ class ApplyLock:
             return True
 
     def release_write(self) -> None:
-        with self._cond:
+        with self._mu:
             self._writing = False
             if self._held or self._waiting:  # nobody waits after most applies: no wake-up to make
                 self._cond.notify_all()

@@ -13,7 +13,10 @@ from .protocol import PeerMachine
 def unsendable(machines: Iterable[PeerMachine]) -> tuple[list[PeerMachine], list[int]]:
     """SEND-4 for a send's targets: those known to have failed or gone (their causes are raised), and the
     ids of those not connected yet (LocalProtocolError); a send with either consumes no version (VER-2)."""
-    bad = [m for m in machines if not m.live]
+    bad = []  # a loop, not a comprehension: this runs on every send
+    for m in machines:
+        if not m.live:
+            bad.append(m)
     if not bad:
         return [], []
     return [m for m in bad if m.ended], sorted(m.id for m in bad if not m.ended)

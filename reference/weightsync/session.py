@@ -134,6 +134,12 @@ class Session:
             self._beats.spend(now)
         return msg, fds
 
+    @property
+    def quiet(self) -> bool:
+        """Nothing buffered, nothing timed: `next_event` would answer None whatever the time (the common case
+        between messages, which a driver asks after each one)."""
+        return self.liveness is None and not self.eof and not self._reader.partial
+
     def next_event(self, now: float) -> Event | None:
         """The next thing the driver must act on, or None for now.
 
@@ -145,8 +151,8 @@ class Session:
         """
         machine = self.machine
         assert machine is not None, "attach() a machine before asking for events"
-        if self.liveness is None and not self.eof and not self._reader.partial:
-            return None  # nothing buffered, nothing timed: the common answer between messages, kept cheap
+        if self.quiet:
+            return None
         while (item := self.next_message(now)) is not None:
             msg, fds = item
             try:

@@ -56,6 +56,8 @@ class Channel:
         self.session = Session(allowed, max_in, takes_handles=takes_handles)
         self._takes_handles = takes_handles
         self._out: deque[tuple[memoryview, list[int]]] = deque()
+        #: Whether bytes wait to be written: kept with `_out` (asked several times a send, by the hub's polls).
+        self.wants_write = False
         self.out_bytes = 0
         self.hup = False  # the last poll saw the peer hang up: read on to the end of file
         self.closed = False
@@ -86,8 +88,11 @@ class Channel:
     def send(self, msg: object, fds: tuple[int, ...] = (), slot: int | None = None, slots=None) -> None:
         """Queues one frame (and its handles) and writes what the socket takes now; never blocks.
         The session steps its machine first (Session.send): an illegal message raises before any byte."""
-        frame = self._frame(msg, slot, slots)  # the machine steps first; a closed channel then raises, as a
-        if self.closed:  # socket that refuses the frame does, and the caller takes the receiver for gone (SEND-3)
+        # The machine steps first; a closed channel then raises, as a socket that refuses the frame does, and the
+        # caller takes the receiver for gone (SEND-3). The clock is read only where a lease counts what we send (NET-4).
+        session = self.session
+        frame = session.send(msg, self.now() if session.liveness is not None else 0.0, slot, slots)
+        if self.closed:
             raise ChannelClosed("channel closed")
         if not fds and not self._out:  # the common case: one small frame, taken whole by the socket
             data = frame
@@ -100,6 +105,7 @@ class Channel:
             if n < len(data):
                 self._out.append((memoryview(data)[n:], []))
                 self.out_bytes += len(data) - n
+                self.wants_write = True
             return
         data = memoryview(frame)
         handles = list(fds)
@@ -111,12 +117,8 @@ class Channel:
                 end = k + 1 if k < len(chunks) - 1 else len(data)
                 self._out.append((data[k:end], chunk))
         self.out_bytes += len(data)
+        self.wants_write = True
         self.flush()
-
-    def _frame(self, msg: object, slot: int | None = None, slots=None) -> bytes:
-        """The session's bytes for `msg`; the clock is read only where a lease counts what we send (NET-4)."""
-        session = self.session
-        return session.send(msg, self.now() if session.liveness is not None else 0.0, slot, slots)
 
     def flush(self) -> bool:
         """Writes queued bytes until the socket is full; True once nothing is left."""
@@ -136,11 +138,8 @@ class Channel:
                 self._out[0] = (data[n:], [])  # the handles went with the first byte
                 return False
             self._out.popleft()
+        self.wants_write = False
         return True
-
-    @property
-    def wants_write(self) -> bool:
-        return bool(self._out)
 
     # ---- reading ----
 
@@ -197,6 +196,8 @@ class Channel:
 
     def next_event(self):
         """The session's next event (session.Session.next_event); handles of a refused frame are closed."""
+        if self.session.quiet:  # no clock to read: the answer after most messages
+            return None
         try:
             return self.session.next_event(self.now())
         except RemoteProtocolError:
@@ -268,6 +269,7 @@ class Channel:
         self.closed = True
         self._close_fds(self.session.take_fds())
         self._out.clear()
+        self.wants_write = False
         self.sock.close()
 
     @staticmethod

@@ -301,21 +301,21 @@ class FrameReader:
         self.max_frame = max_frame
         self._buf = bytearray()
         self._pos = 0
+        #: Bytes of a frame that has started and not ended (WIRE-7 bounds how long that may last). Kept by feed()
+        #: and next(), not computed when asked: the session asks several times a message.
+        self.partial = False
 
     def feed(self, data) -> None:
         if self._pos and self._pos == len(self._buf):
             self._buf.clear()
             self._pos = 0
         self._buf += data
-
-    @property
-    def partial(self) -> bool:
-        """Bytes of a frame that has started and not ended (WIRE-7 bounds how long that may last)."""
-        return self._pos < len(self._buf)
+        self.partial = self._pos < len(self._buf)
 
     def next(self) -> bytes | None:
         """The next whole payload, or None while it is incomplete."""
         avail = len(self._buf) - self._pos
+        self.partial = avail > 0
         if avail < LENGTH.size:
             return None
         (n,) = LENGTH.unpack_from(self._buf, self._pos)
@@ -326,6 +326,7 @@ class FrameReader:
         start = self._pos + LENGTH.size
         data = bytes(self._buf[start : start + n])
         self._pos = start + n
+        self.partial = self._pos < len(self._buf)
         if self._pos > 1 << 20:  # drop consumed bytes now and then
             del self._buf[: self._pos]
             self._pos = 0

@@ -49,6 +49,9 @@ from .systems import COLUMNS, FLOORS, bench_weightsync
 __all__ = ["FULL", "QUICK", "add_arguments", "in_column_order", "measure_group", "measure_network",
            "receivers_for", "run"]
 
+#: Models up to this many bytes cost about their two wake-ups a send, and a wake-up costs twice as much at one
+#: moment as at the next: their weightsync variants are measured twice, as the floors that wait on wake-ups are.
+WAKE_BOUND_BYTES = 64 << 10
 #: How to get TorchRL's column, where it is not installed.
 TORCHRL_HINT = "pip install torchrl==0.14.1 adds its baseline"
 
@@ -112,6 +115,9 @@ def measure_group(pool, device, weights, params, layout, n, variants, use_queue,
                                              hi if nbytes < 1e8 else min(hi, 10)), None)
     if use_torchrl:
         runs["torchrl"] = lambda: (bench_torchrl(pool.ctx, weights, n, budget, lo, hi), None)
+    # A model this small is sent in about the time of its wake-ups: its variants are measured twice as well,
+    # the second time after the floors' second measurement, and each keeps its quieter run as the floors do.
+    again: dict[str, tuple[Case, list[float]]] = {}
     for name, measure in runs.items():
         case = Case(**base, system=name)
         if announce is not None:
@@ -125,7 +131,10 @@ def measure_group(pool, device, weights, params, layout, n, variants, use_queue,
         except Exception as e:  # noqa: BLE001 - one failed case must not end the run
             record(case, error=f"{type(e).__name__}: {e}")
         else:
-            record(case, times)
+            if nbytes <= WAKE_BOUND_BYTES and name in variants:
+                again[name] = (case, times)
+            else:
+                record(case, times)
     try:
         pool.heal()
         copy = copier(weights, device)
@@ -136,6 +145,13 @@ def measure_group(pool, device, weights, params, layout, n, variants, use_queue,
         print(f"the floors' second measurement failed ({type(e).__name__}: {e}); the first stands", file=sys.stderr)
     for name, runs_of_floor in woken.items():  # the quieter moment's: a floor the variants are not flattered by
         record(Case(**base, system=name), min(runs_of_floor, key=statistics.median))
+    for name, (case, times) in again.items():
+        try:
+            second, _ = runs[name]()
+        except Exception as e:  # noqa: BLE001 - the first measurement stands alone
+            print(f"{name}'s second measurement failed ({type(e).__name__}: {e}); the first stands", file=sys.stderr)
+            second = times
+        record(case, min(times, second, key=statistics.median))
 
 
 def in_column_order(cases: list[Case]) -> list[Case]:

@@ -63,12 +63,18 @@ def _receivers(idx: dict) -> list[int]:
     return sorted({k[3] for k in idx if k[0] == "cpu"})
 
 
-def _small(n: int) -> Callable[[dict], Found]:
-    """The fastest variant over the pipe round trip, 1e3 params in 6 tensors to `n` receivers."""
+def _small(n: int, systems: tuple[str, ...] | None = None) -> Callable[[dict], Found]:
+    """The fastest variant (of `systems`, by default any) over the pipe round trip, 1e3 params in 6 tensors to `n`
+    receivers."""
 
     def value(idx: dict) -> Found:
         key = ("cpu", 1000, "few", n)
-        ws, pipe = best_weightsync(idx, key), idx.get((*key, "pipe"))
+        if systems is None:
+            ws = best_weightsync(idx, key)
+        else:
+            found = [idx[(*key, s)] for s in systems if (*key, s) in idx]
+            ws = min(found, key=lambda c: c.p50) if found else None
+        pipe = idx.get((*key, "pipe"))
         if ws is None or pipe is None:
             return None
         return ws.p50 / pipe.p50, ws.system
@@ -173,6 +179,7 @@ def _descriptors(idx: dict) -> Found:
 _GENERAL = tuple(s for s, (_, _, pk) in VARIANTS.items() if not pk)
 _PACKED = tuple(s for s, (_, _, pk) in VARIANTS.items() if pk)
 _GENERAL_ZC = tuple(s for s, (_, zc, pk) in VARIANTS.items() if zc and not pk)
+_COPYING = tuple(s for s, (_, zc, _) in VARIANTS.items() if not zc)  # workers that copy each version into their own
 _ZC = "weightsync push zero-copy"
 _M = 1_000_000
 
@@ -186,6 +193,10 @@ TARGETS = [
            "fastest weightsync variant", Needs("cpu", ((1000, "few"),), 1, ("pipe",), tuple(VARIANTS))),
     Target("small model (1e3 params, 4 receivers) send p50 / pipe round trip", 1.5, _small(4),
            "fastest weightsync variant", Needs("cpu", ((1000, "few"),), 4, ("pipe",), tuple(VARIANTS))),
+    Target("small policy (1e3 params) to 1 copying receiver: send p50 / pipe round trip", 2.0, _small(1, _COPYING),
+           "fastest variant whose receivers copy", Needs("cpu", ((1000, "few"),), 1, ("pipe",), _COPYING)),
+    Target("small policy (1e3 params) to 4 copying receivers: send p50 / pipe round trip", 2.5, _small(4, _COPYING),
+           "fastest variant whose receivers copy", Needs("cpu", ((1000, "few"),), 4, ("pipe",), _COPYING)),
     Target("many tensors (1e6 params): 500 tensors / 6 tensors, send p50", 1.5, _tensors("many", False),
            "general path, worst over receivers and variants", Needs("cpu", _few_and("many"), any_of=_GENERAL)),
     Target("many tensors, packed (1e6 params): 500 tensors / 6 tensors, send p50", 1.5, _tensors("many", True),
