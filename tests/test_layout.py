@@ -131,7 +131,7 @@ _ODD = [lambda t: t.double(), lambda t: t.T if t.dim() == 2 else t.unsqueeze(0),
         lambda t: t.reshape(-1), lambda t: torch.zeros(t.numel() + 1), lambda t: t]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(_RESHAPES), min_size=1, max_size=6), st.data())
 def test_the_checkers_two_fast_paths_agree(shapes, data):
     """The checker reads a few tensors one by one (`_each`) and many in one pass per property (`_bulk`): for any

@@ -22,7 +22,12 @@ class _ReaderPreferringLock(ApplyLock):
         depth = getattr(self._local, "depth", 0)
         if depth == 0:
             with self._cond:
-                if not self._cond.wait_for(lambda: not self._writing, deadline.left()):  # BUG: ignores _waiting
+                self._held += 1  # counted as held back, so that the apply's end wakes it (release_write)
+                try:
+                    free = self._cond.wait_for(lambda: not self._writing, deadline.left())  # BUG: ignores _waiting
+                finally:
+                    self._held -= 1
+                if not free:
                     raise TimeoutError("an apply held the weights past the timeout")
                 self._readers += 1
         self._local.depth = depth + 1
