@@ -224,6 +224,21 @@ def test_a_failed_case_leaves_the_workers_usable():
         pool.close()
 
 
+class _Healthy:
+    """A pool whose workers are all alive: measure_group's heal() replaces none."""
+
+    def heal(self):
+        return []
+
+
+def _measured(weights, params: int, variants: dict) -> dict[str, list[float]]:
+    """What measure_group records for one receiver, by system, over a healthy pool (no worker process)."""
+    recorded: dict[str, list[float]] = {}
+    cli.measure_group(_Healthy(), "cpu", weights, params, "few", 1, variants, False, False, (0.0, 1, 1),
+                      lambda case, times=None, error="": recorded.setdefault(case.system, times))
+    return recorded
+
+
 def test_the_floors_that_wait_on_wake_ups_keep_the_quieter_of_two_measurements(monkeypatch):
     """pipe and copy then pipe are measured before and after the variants; each is recorded once, with the
     samples of the measurement whose median is lower, whichever came first."""
@@ -232,14 +247,8 @@ def test_the_floors_that_wait_on_wake_ups_keep_the_quieter_of_two_measurements(m
     def fake_pipe(pool, n, budget, lo, hi, before=None):
         return [next(medians)] * 3
 
-    class Healthy:
-        def heal(self):
-            return []
-
     monkeypatch.setattr(cli, "bench_pipe", fake_pipe)
-    recorded: dict[str, list[float]] = {}
-    cli.measure_group(Healthy(), "cpu", cases.make_weights(100, 3), 100, "few", 1, {}, False, False, (0.0, 1, 1),
-                      lambda case, times=None, error="": recorded.setdefault(case.system, times))
+    recorded = _measured(cases.make_weights(100, 3), 100, {})
     assert recorded["pipe"] == [20e-6] * 3 and recorded["copy then pipe"] == [90e-6] * 3
     assert list(recorded) == ["copy", "tensor copy", "pipe", "copy then pipe"]
 
@@ -256,17 +265,10 @@ def test_a_small_models_variants_keep_the_quieter_of_two_measurements(monkeypatc
         return next(runs[f"weightsync {mode}"]), 0  # pull's second measurement raises StopIteration
 
     monkeypatch.setattr(cli, "bench_weightsync", fake_weightsync)
-
-    class Healthy:
-        def heal(self):
-            return []
-
-    recorded: dict[str, list[float]] = {}
     variants = {"weightsync push": ("push", False, False), "weightsync pull": ("pull", False, False)}
     weights = cases.make_weights(params, 3)
     assert (sum(t.numel() * t.element_size() for t in weights.values()) <= cli.WAKE_BOUND_BYTES) is twice
-    cli.measure_group(Healthy(), "cpu", weights, params, "few", 1, variants, False, False, (0.0, 1, 1),
-                      lambda case, times=None, error="": recorded.setdefault(case.system, times))
+    recorded = _measured(weights, params, variants)
     assert recorded["weightsync push"] == [(40e-6 if twice else 80e-6)] * 3
     assert recorded["weightsync pull"] == [30e-6] * 3
     assert next(runs["weightsync push"], None) == (None if twice else [40e-6] * 3)  # measured twice, or once

@@ -18,8 +18,8 @@ import torch
 
 from weightsync import Receiver, Sender
 
-#: Python calls in the sending thread for one send to one copying receiver, 1e3 params in 6 tensors: 95 when this
-#: test was written (127 before the send path lost its comprehensions and properties, stop 67).
+#: Python calls in the sending thread for one send to one copying receiver, 1e3 params in 6 tensors: 99 when this
+#: test was written (127 before the send path lost most of its comprehensions and properties, stop 67).
 SEND_CALLS = 105
 
 
@@ -43,11 +43,11 @@ def test_a_small_send_runs_few_python_calls():
     weights = {f"t{i}": torch.randn(167) for i in range(6)}
     with Sender(weights, 1) as sender:
         receiver = Receiver(sender.handle(0))
-        joining = threading.Thread(target=receiver.connect, args=(30,))
-        joining.start()
-        sender.connect(30)
-        joining.join(30)
         try:
+            joining = threading.Thread(target=receiver.connect, args=(30,))
+            joining.start()
+            sender.connect(30)
+            joining.join(30)
             for _ in range(5):
                 sender.send(timeout=10)
             # the fewest over a few sends: a send whose wait was woken early polls once more

@@ -173,7 +173,7 @@ class Publisher:
         ids: dict[Group, list[int]] = {}
         for group, slot in chosen.items():
             hub.pool.publish(group, slot, self.version)
-            ids[group] = group.ids
+            ids[group] = [s.id for s in group.slots]
         for i in targets:
             peer = peers[i]
             group = peer.group
@@ -247,7 +247,7 @@ class Publisher:
                 error = future._error(timed_out=True)
                 assert error is not None, "a target that has not answered has timed out"
                 raise error
-            self.hub.wait_for_events(deadline if by is None else deadline.earlier(by))
+            self.hub.wait_for_events(deadline.earlier(by))
 
     def wait(self, future: SendFuture, deadline: Deadline) -> int:
         """`future.wait()`: takes the lock, then waits for the answers."""

@@ -256,7 +256,6 @@ class Group:
         self.source = source  # where the weights written into these slots live
         self.cast = cast  # the floating dtype these slots hold when it is not the weights' (LAYOUT-3)
         self.slots: list[Slot] = []
-        self.ids: list[int] = []  # the slots' ids, in the same order: SlotPool keeps both
         self.latest: Slot | None = None
 
     def slot(self, sid: int) -> Slot:
@@ -320,15 +319,13 @@ class SlotPool:
         slot = make_slot(self._next_id, group.device, group.nbytes, group.manifest, group.source, group.cast is not None)
         self._next_id += 1
         group.slots.append(slot)
-        group.ids.append(slot.id)
         return slot
 
     def choose(self, group: Group, pins) -> Slot | None:
         """A slot nobody may read, a new one while the group is under its bound, else None (SLOT-2, SLOT-3)."""
-        ids = group.ids
-        sid = free_slot(ids, group.latest.id if group.latest else None, pins)
+        sid = free_slot([s.id for s in group.slots], group.latest.id if group.latest else None, pins)
         if sid is not None:
-            return group.slots[ids.index(sid)]
+            return group.slot(sid)
         if len(group.slots) < self.max_slots:
             return self._allocate(group)
         return None
@@ -343,7 +340,7 @@ class SlotPool:
         for group in self.groups.values():
             for slot in group.slots:
                 slot.close()
-            group.slots, group.ids = [], []
+            group.slots = []
         if cuda:  # return the slots no receiver maps any more; the others once their last mapping goes (CUDA-4)
             torch.cuda.ipc_collect()
 

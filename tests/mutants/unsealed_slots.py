@@ -41,7 +41,6 @@ class _PlainPool(SlotPool):
         slot = _PlainSlot(self._next_id, group.device, group.nbytes, group.manifest)
         self._next_id += 1
         group.slots.append(slot)
-        group.ids.append(slot.id)
         return slot
 
 
